@@ -1,0 +1,116 @@
+"""Edge cases and bad input of the core: no NaN, and a clear ValueError naming the problem."""
+
+import math
+
+import pytest
+import torch
+
+from unified_rl import advantages as A, coefficients as C, kl, objectives as O, paradigm as P
+
+
+def test_equal_rewards_give_zero_advantage_not_nan():
+    adv = A.group_relative(torch.tensor([1.0, 1.0, 0.0, 0.0, 0.5, 0.5]), group_size=2)
+    assert torch.equal(adv, torch.zeros(6))
+    assert torch.equal(A.group_relative(torch.tensor([1.0, 0.0]), group_size=1), torch.zeros(2))
+    assert torch.equal(A.group_relative(torch.ones(4), 4, eps=0.0), torch.zeros(4))
+
+
+def test_group_relative_matches_torch_std():
+    r = torch.tensor([0.0, 1.0, 1.0, 3.0, 2.0, 2.0, 2.0, 7.0])
+    g = r.view(2, 4)
+    expected = ((g - g.mean(1, keepdim=True)) / (g.std(1, keepdim=True) + 1e-6)).view(-1)
+    assert torch.allclose(A.group_relative(r, 4), expected)
+
+
+def test_process_advantage_sums_later_steps():
+    # one group of 2; steps end at tokens 1 and 3 of row 0 and token 2 of row 1
+    sm = torch.tensor([[0, 1, 0, 1], [0, 0, 1, 0]], dtype=torch.float64)
+    sr = torch.tensor([[0, 1, 0, 0], [0, 0, 1, 0]], dtype=torch.float64)
+    adv = A.group_relative_process(sr, sm, 2)
+    r = torch.tensor([1.0, 0.0, 1.0], dtype=torch.float64)
+    n = (r - r.mean()) / (r.std() + 1e-6)  # normalised over the group's three steps
+    assert torch.allclose(adv[0], torch.stack([n[0] + n[1], n[0] + n[1], n[1], n[1]]))
+    assert torch.allclose(adv[1], torch.stack([n[2], n[2], n[2], torch.tensor(0.0, dtype=torch.float64)]))
+
+
+def test_gae_by_hand():
+    r = torch.tensor([[0.0, 0.0, 1.0, 0.0]])
+    v = torch.tensor([[0.5, 0.2, 0.4, 9.0]])
+    m = torch.tensor([[1.0, 1.0, 1.0, 0.0]])  # last position is padding: its value is ignored
+    gamma, lam = 0.9, 0.8
+    d2 = 1.0 - 0.4
+    d1 = 0.0 + gamma * 0.4 - 0.2
+    d0 = 0.0 + gamma * 0.2 - 0.5
+    a2, a1 = d2, d1 + gamma * lam * d2
+    a0 = d0 + gamma * lam * a1
+    adv, ret = A.gae(r, v, m, gamma, lam)
+    assert torch.allclose(adv, torch.tensor([[a0, a1, a2, 0.0]]))
+    assert torch.allclose(ret, torch.tensor([[a0 + 0.5, a1 + 0.2, a2 + 0.4, 0.0]]))
+
+
+def test_gae_lambda_one_is_discounted_return_minus_value():
+    r, v, m = torch.tensor([[1.0, 2.0, 3.0]]), torch.tensor([[0.3, 0.1, 0.7]]), torch.ones(1, 3)
+    adv, ret = A.gae(r, v, m, gamma=0.5, lam=1.0)
+    assert torch.allclose(ret, torch.tensor([[1 + 0.5 * 2 + 0.25 * 3, 2 + 0.5 * 3, 3.0]]))
+
+
+def test_dpo_huge_log_ratios_stay_finite():
+    m = torch.ones(2, 3)
+    big = torch.full((2, 3), 1e4)
+    cc, cr = C.dpo(big, -big, m, -big, big, m, beta=1.0)
+    assert torch.isfinite(cc).all() and torch.isfinite(cr).all()
+    J = O.dpo(-big, big, m, big, -big, m, beta=1.0)
+    assert math.isfinite(J.item()) and J.item() < -1e3
+
+
+def test_k3_is_nonnegative_and_exact():
+    logp, logp_ref = torch.randn(5, 7), torch.randn(5, 7)
+    x = logp_ref - logp
+    assert torch.allclose(kl.k3(logp, logp_ref), x.exp() - x - 1, atol=1e-6)
+    assert (kl.k3(logp, logp_ref) >= 0).all()
+    assert torch.allclose(kl.k1(logp, logp_ref), -x) and torch.allclose(kl.k2(logp, logp_ref), x**2 / 2)
+
+
+def test_kl_estimators_agree_in_expectation():
+    """E_pi[k1] = E_pi[k3] = KL(pi || pi_ref) for a categorical pi; checked against the exact KL."""
+    g = torch.Generator().manual_seed(0)
+    p, q = torch.softmax(torch.randn(6, generator=g), 0), torch.softmax(torch.randn(6, generator=g), 0)
+    exact = (p * (p / q).log()).sum()
+    s = torch.multinomial(p, 200_000, replacement=True, generator=g)
+    logp, logp_ref = p.log()[s], q.log()[s]
+    assert abs(kl.k1(logp, logp_ref).mean() - exact) < 0.01
+    assert abs(kl.k3(logp, logp_ref).mean() - exact) < 0.01
+
+
+@pytest.mark.parametrize("call, words", [
+    (lambda: P.surrogate_loss(torch.zeros(2, 3), torch.zeros(2, 4), torch.ones(2, 3)), "shape"),
+    (lambda: C.sft(torch.tensor([[1.0, 1.0], [0.0, 0.0]])), "no tokens"),
+    (lambda: C.rft(torch.tensor([1.0]), torch.ones(2, 2)), "correct"),
+    (lambda: C.rft(torch.tensor([0.5, 1.0]), torch.ones(2, 2)), "0 and 1"),
+    (lambda: A.group_relative(torch.ones(5), 2), "whole number of groups"),
+    (lambda: C.grpo(torch.ones(6), 4, torch.zeros(6, 2), torch.zeros(6, 2), torch.ones(6, 2), 0.1), "groups"),
+    (lambda: C.ppo(torch.tensor([[float("nan"), 1.0]]), torch.ones(1, 2)), "non-finite"),
+    (lambda: P.surrogate_loss(torch.tensor([[float("inf")]]), torch.ones(1, 1), torch.ones(1, 1)), "non-finite"),
+    (lambda: C.dpo(torch.zeros(2, 2), torch.zeros(2, 2), torch.ones(2, 2),
+                   torch.zeros(3, 2), torch.zeros(3, 2), torch.ones(3, 2), 0.1), "pairs"),
+    (lambda: C.dpo(torch.zeros(1, 2), torch.zeros(1, 2), torch.ones(1, 2),
+                   torch.zeros(1, 2), torch.zeros(1, 2), torch.ones(1, 2), float("nan")), "beta"),
+    (lambda: C.ppo(torch.zeros(1, 2), torch.ones(1, 2), logp=torch.zeros(1, 2)), "together"),
+    (lambda: A.gae(torch.zeros(1, 2), torch.zeros(1, 3), torch.ones(1, 2), 1.0, 1.0), "shape"),
+    (lambda: kl.k3(torch.zeros(2), torch.zeros(3)), "shape"),
+    (lambda: O.sft(torch.zeros(2, 2), torch.zeros(2, 2)), "no tokens"),
+    (lambda: A.group_relative(torch.ones(4), 0), "group_size"),
+])
+def test_bad_input_is_a_clear_value_error(call, words):
+    with pytest.raises(ValueError, match=words):
+        call()
+
+
+def test_coefficients_are_detached_and_zero_off_mask():
+    m = torch.tensor([[0.0, 1.0, 1.0], [1.0, 1.0, 0.0]])
+    logp = torch.randn(2, 3, requires_grad=True)
+    for coef in (C.sft(m), C.rft(torch.tensor([1.0, 1.0]), m), C.ppo(torch.randn(2, 3), m),
+                 C.grpo(torch.tensor([1.0, 0.0]), 2, logp, torch.randn(2, 3), m, 0.1),
+                 *C.dpo(logp, torch.randn(2, 3), m, logp, torch.randn(2, 3), m, 0.1)):
+        assert not coef.requires_grad
+        assert (coef[m == 0] == 0).all()

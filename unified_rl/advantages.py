@@ -1,0 +1,89 @@
+"""Advantages: GAE for PPO (eq 18's A_t) and group-relative advantages for GRPO (eq 21's A-hat).
+
+- GAE: Schulman et al. 2015, arXiv 1506.02438. delta_t = r_t + gamma V_{t+1} - V_t, with V = 0
+  after the last response token; A_t = sum_l (gamma lam)^l delta_{t+l}; returns = A + V.
+- Outcome supervision (DeepSeekMath 4.1.2): A-hat_{i,t} = (r_i - mean(r)) / (std(r) + eps), the
+  same for every token of o_i; std is the sample std (torch.std's default).
+- Process supervision (DeepSeekMath 4.1.3): each step's reward is normalised with the mean and std
+  of all step rewards in the group; a token's advantage is the sum of the normalised rewards of the
+  steps that end at or after it.
+"""
+
+import torch
+
+from . import _checks
+
+
+def _normalise(x, valid, eps):
+    """(x - mean) / (std + eps) over the entries where `valid`; 0 where all are equal. Rows are groups."""
+    n = valid.sum(-1, keepdim=True)  # (n_groups, 1)
+    mean = (x * valid).sum(-1, keepdim=True) / n
+    var = (((x - mean) * valid) ** 2).sum(-1, keepdim=True) / (n - 1).clamp(min=1)  # sample variance
+    std = var.sqrt()
+    out = (x - mean) / (std + eps)
+    # A group whose rewards are all equal carries no signal: advantage 0, never 0/0 = NaN.
+    return torch.where(std > 0, out, torch.zeros_like(out)) * valid
+
+
+def group_relative(rewards, group_size, eps=1e-6):
+    """(r - group mean) / (group std + eps) per sequence, groups laid out group-major. (B,) -> (B,)
+
+    >>> group_relative(torch.tensor([1., 0., 0., 1.]), group_size=2)
+    tensor([ 0.7071, -0.7071, -0.7071,  0.7071])
+    """
+    rewards = _checks.as_tensor(rewards, "rewards")
+    if rewards.dim() != 1:
+        raise ValueError(f"rewards must be (B,), got shape {tuple(rewards.shape)}")
+    _checks.finite(rewards, "rewards")
+    eps = _checks.scalar(eps, "eps", low=0.0)
+    n_groups = _checks.groups(rewards.shape[0], group_size)
+    r = rewards.view(n_groups, group_size)  # (n_groups, G)
+    return _normalise(r, torch.ones_like(r), eps).view(-1)
+
+
+def group_relative_process(step_rewards, step_mask, group_size, eps=1e-6):
+    """Process supervision: per-step rewards (at each step's last token) -> per-token advantages. (B, T)
+
+    step_rewards: (B, T), the reward of a step on the token that ends it, 0 elsewhere.
+    step_mask:    (B, T), 1 on each step's last token.
+    """
+    step_mask = _checks.as_tensor(step_mask, "step_mask")
+    step_rewards = _checks.as_tensor(step_rewards, "step_rewards", dtype=step_mask.dtype)
+    if step_rewards.shape != step_mask.shape or step_mask.dim() != 2:
+        raise ValueError(f"step_rewards {tuple(step_rewards.shape)} and step_mask {tuple(step_mask.shape)} must be the same (B, T)")
+    _checks.finite(step_rewards, "step_rewards")
+    B, T = step_mask.shape
+    n_groups = _checks.groups(B, group_size)
+    valid = step_mask.reshape(n_groups, group_size * T)
+    if (valid.sum(-1) == 0).any():
+        raise ValueError("a group has no rewarded steps (step_mask is all zero)")
+    norm = _normalise(step_rewards.reshape(n_groups, group_size * T), valid, eps).view(B, T)
+    # sum over steps ending at or after t: a reversed cumulative sum along the tokens
+    return norm.flip(-1).cumsum(-1).flip(-1)  # (B, T)
+
+
+def gae(rewards, values, mask, gamma, lam):
+    """Generalized advantage estimation over the response tokens. Returns (adv, returns), each (B, T).
+
+    rewards, values: (B, T) per token (the trainer puts the outcome reward on the last token, and the
+    per-token KL penalty everywhere, as in DeepSeekMath eq 2's PPO set-up).
+    >>> gae(torch.tensor([[0., 1.]]), torch.zeros(1, 2), torch.ones(1, 2), gamma=1.0, lam=1.0)[0]
+    tensor([[1., 1.]])
+    """
+    mask = _checks.response_mask(mask)
+    rewards = _checks.per_token(rewards, "rewards", mask)
+    values = _checks.per_token(values, "values", mask)
+    gamma = _checks.scalar(gamma, "gamma", low=0.0)
+    lam = _checks.scalar(lam, "lam", low=0.0)
+    values = values.detach() * mask
+    adv = torch.zeros_like(rewards)
+    next_adv = torch.zeros_like(rewards[:, 0])
+    next_value = torch.zeros_like(rewards[:, 0])
+    for t in reversed(range(mask.shape[1])):
+        on_next = mask[:, t + 1] if t + 1 < mask.shape[1] else torch.zeros_like(mask[:, 0])
+        delta = rewards[:, t] + gamma * next_value * on_next - values[:, t]  # V = 0 after the response
+        next_adv = (delta + gamma * lam * next_adv * on_next) * mask[:, t]
+        adv[:, t] = next_adv
+        next_value = values[:, t]
+    adv = adv.detach()
+    return adv, (adv + values) * mask
