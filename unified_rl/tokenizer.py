@@ -1,0 +1,47 @@
+"""A character-level Hugging Face tokenizer for the lab's task, built in code.
+
+One token per character of the task's alphabet plus <pad>, <bos>, <eos>, <unk>. It is a real
+`transformers.PreTrainedTokenizerFast` (a `tokenizers` WordLevel model over single characters), so
+it saves and loads with `save_pretrained` / `from_pretrained` like any hub tokenizer, and the rest
+of the lab accepts any other causal-LM tokenizer in its place.
+
+transformers 5 does not add BOS by itself, so `encode_prompts` prepends it explicitly.
+References: https://huggingface.co/docs/tokenizers/components
+"""
+
+from tokenizers import Regex, Tokenizer, decoders, models, pre_tokenizers
+from transformers import AutoTokenizer, PreTrainedTokenizerFast
+
+from .task import ALPHABET
+
+SPECIAL_TOKENS = {"pad_token": "<pad>", "bos_token": "<bos>", "eos_token": "<eos>", "unk_token": "<unk>"}
+
+
+def build_tokenizer(alphabet: str = ALPHABET) -> PreTrainedTokenizerFast:
+    """The character-level tokenizer over `alphabet`; ids 0-3 are <pad>, <bos>, <eos>, <unk>."""
+    if len(set(alphabet)) != len(alphabet):
+        raise ValueError(f"alphabet has repeated characters: {alphabet!r}")
+    vocab = {tok: i for i, tok in enumerate(SPECIAL_TOKENS.values())}
+    vocab.update({c: len(SPECIAL_TOKENS) + i for i, c in enumerate(alphabet)})
+    tok = Tokenizer(models.WordLevel(vocab, unk_token=SPECIAL_TOKENS["unk_token"]))
+    # every character is its own pre-token, so offsets are exact and text round-trips
+    tok.pre_tokenizer = pre_tokenizers.Split(Regex("."), behavior="isolated")
+    tok.decoder = decoders.Fuse()  # join tokens with no spaces in between
+    return PreTrainedTokenizerFast(tokenizer_object=tok, **SPECIAL_TOKENS)
+
+
+def load_tokenizer(name_or_path) -> PreTrainedTokenizerFast:
+    """Load a saved or hub tokenizer; give it a pad token (its EOS) if it has none."""
+    tokenizer = AutoTokenizer.from_pretrained(name_or_path)
+    if tokenizer.pad_token is None:
+        if tokenizer.eos_token is None:
+            raise ValueError(f"tokenizer at {name_or_path!r} has neither a pad nor an EOS token")
+        tokenizer.pad_token = tokenizer.eos_token  # safe: the lab pads by position, never by id
+    return tokenizer
+
+
+def encode_prompts(tokenizer, prompts: list[str]) -> list[list[int]]:
+    """Token ids of each prompt, with BOS prepended when the tokenizer has one."""
+    ids = tokenizer(list(prompts), add_special_tokens=False)["input_ids"]
+    bos = tokenizer.bos_token_id
+    return [[bos] + x if bos is not None else list(x) for x in ids]
