@@ -1,0 +1,93 @@
+"""Example exercises, one of each kind; the pattern every notebook's exercise module follows.
+
+In a notebook:  from unified_rl.course.ex.example import q1, q2, q3, q4, q5
+Each exercise names the notebook variable it reads, carries its solution and plausible wrong
+answers (tests/test_exercises.py checks every checker on them), and points at the package function
+that is the reference, never a copy of it.
+"""
+
+import sympy
+import torch
+
+from unified_rl import advantages, coefficients
+from unified_rl.course.exercises import (ChoiceExercise, ExpressionExercise, FunctionExercise,
+                                         SignExercise, ValueExercise)
+
+# q1 (derivation): the DPO coefficient. With x = the chosen log-ratio minus the rejected one,
+# J = log sigmoid(beta * x); dJ/dx is the coefficient on the chosen response (eq 12 -> eq 14).
+beta, x = sympy.symbols("beta x", positive=True)
+q1 = ExpressionExercise(
+    lambda: sympy.diff(sympy.log(1 / (1 + sympy.exp(-beta * x))), x),
+    var="dpo_gc", title="Q1: derive the DPO coefficient",
+    hint=["Differentiate log sigmoid(beta * x) with respect to x; use sympy.diff.",
+          "d/dz log sigmoid(z) = sigmoid(-z) = 1 - sigmoid(z); then apply the chain rule for z = beta * x."],
+    solution="```python\ndpo_gc = beta / (1 + sympy.exp(beta * x))   # = beta * sigmoid(-beta * x)\n```",
+    wrong=[1 / (1 + sympy.exp(beta * x)),            # eq 14 as printed: the leading beta dropped
+           -beta / (1 + sympy.exp(beta * x)),        # sign flipped
+           beta / (1 + sympy.exp(-beta * x))],       # sigmoid(+beta x): the wrong side
+)
+
+
+# q2 (implementation): group-relative advantages, checked against advantages.group_relative.
+def _group_relative_solution(rewards, group_size, eps=1e-6):
+    r = rewards.view(-1, group_size)  # (n_groups, G)
+    std = r.std(dim=1, keepdim=True)  # sample std, torch's default
+    adv = (r - r.mean(dim=1, keepdim=True)) / (std + eps)
+    return torch.where(std > 0, adv, torch.zeros_like(adv)).view(-1)
+
+
+def _population_std(rewards, group_size, eps=1e-6):
+    r = rewards.view(-1, group_size)
+    return ((r - r.mean(1, keepdim=True)) / (r.std(1, unbiased=False, keepdim=True) + eps)).view(-1)
+
+
+def _whole_batch(rewards, group_size, eps=1e-6):
+    return (rewards - rewards.mean()) / (rewards.std() + eps)
+
+
+def _random_rewards(gen):
+    G = int(torch.randint(2, 6, (), generator=gen))
+    n = int(torch.randint(1, 4, (), generator=gen))
+    return {"rewards": torch.randint(0, 2, (n * G,), generator=gen).float(), "group_size": G}
+
+
+q2 = FunctionExercise(
+    advantages.group_relative,
+    cases={
+        "two groups of two": {"rewards": torch.tensor([1.0, 0.0, 0.0, 1.0]), "group_size": 2},
+        "one group, all correct (no signal)": {"rewards": torch.ones(4), "group_size": 4},
+        "all equal and eps=0": {"rewards": torch.zeros(3), "group_size": 3, "eps": 0.0},
+        "real-valued rewards": {"rewards": torch.tensor([0.5, 2.0, -1.0, 0.0, 3.0, 3.0]), "group_size": 3},
+    },
+    random_inputs=_random_rewards,
+    var="my_group_relative", title="Q2: group-relative advantages",
+    hint=["Reshape the rewards to (n_groups, group_size) and normalise each row.",
+          "Use the sample standard deviation (torch.std's default) and return 0 for a group whose rewards are all equal."],
+    solution_value=_group_relative_solution,
+    wrong=[_population_std, _whole_batch],
+)
+
+# q3 (prediction): the sign of the DPO coefficient on the rejected response.
+q3 = SignExercise(-1, var="rejected_sign", title="Q3: sign of GC on the rejected response",
+                  hint="DPO pushes the rejected response's log-probability down.", wrong=[1, 0])
+
+
+# q4 (predict-then-run): GRPO's coefficient for the one correct answer out of four, beta = 0.
+def _one_correct_of_four():
+    mask = torch.ones(4, 1)
+    z = torch.zeros(4, 1)
+    return coefficients.grpo(torch.tensor([1.0, 0.0, 0.0, 0.0]), 4, z, z, mask, beta=0.0)[0, 0].item()
+
+
+q4 = ValueExercise(_one_correct_of_four, atol=0.05, var="predicted_gc",
+                   title="Q4: predict GRPO's coefficient for 1 correct answer in 4",
+                   hint="mean = 1/4; the sample std of (1, 0, 0, 0) is sqrt(1/4) = 0.5.",
+                   wrong=[0.75, 1.0, -1.5])
+
+# q5 (choice): which component makes online RFT differ from RFT.
+q5 = ChoiceExercise(
+    {"data source": "where (q, o) come from", "reward": "how o is scored", "coefficient": "GC"},
+    "data source", var="online_rft_differs_in", title="Q5: RFT vs online RFT",
+    why={"coefficient": "both use GC = I(o) (eq 10 and eq 11 are the same function)",
+         "reward": "both use the same rule that checks the answer"},
+)
