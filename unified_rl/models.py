@@ -1,0 +1,183 @@
+"""The lab's models: a small GPT-2 policy built from a config, plus value and reward models.
+
+The policy is a plain `transformers.GPT2LMHeadModel` (nothing downloaded), so it saves and loads
+with `save_pretrained` / `from_pretrained`, and `load_policy` accepts any causal LM path instead.
+`ValueModel` (PPO's critic, DeepSeekMath eq 15-18) and `RewardModel` (§4.1.2's learned reward)
+are a transformer backbone with a linear head; they save the backbone with `save_pretrained`
+and the head beside it.
+References: https://huggingface.co/docs/transformers/model_doc/gpt2
+"""
+
+import copy
+import os
+from dataclasses import dataclass
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+from transformers import AutoModel, AutoModelForCausalLM, GPT2Config, GPT2LMHeadModel
+
+
+@dataclass(frozen=True)
+class ModelConfig:
+    """Size of the GPT-2 policy."""
+
+    n_layer: int = 2
+    """transformer blocks"""
+    n_embd: int = 64
+    """width of the residual stream"""
+    n_head: int = 4
+    """attention heads per block (must divide n_embd)"""
+    n_positions: int = 64
+    """longest prompt + response, in tokens, the model can read"""
+
+
+def pick_device(prefer=None) -> torch.device:
+    """`prefer` if given (checked to exist), else CUDA when available, else CPU."""
+    if prefer is not None:
+        device = torch.device(prefer)
+        if device.type == "cuda" and not torch.cuda.is_available():
+            raise ValueError(f"device {prefer!r} was asked for but CUDA is not available")
+        return device
+    return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+
+
+def position_ids_of(attention_mask: torch.Tensor) -> torch.LongTensor:
+    """Positions that skip left padding: 0 at each row's first real token."""
+    return (attention_mask.long().cumsum(-1) - 1).clamp(min=0)  # (B, L)
+
+
+def build_policy(tokenizer, cfg: ModelConfig = ModelConfig()) -> GPT2LMHeadModel:
+    """A freshly initialised GPT-2 sized by `cfg` for `tokenizer`'s vocabulary; dropout 0."""
+    if cfg.n_embd % cfg.n_head:
+        raise ValueError(f"n_head={cfg.n_head} must divide n_embd={cfg.n_embd}")
+    config = GPT2Config(
+        vocab_size=len(tokenizer),
+        n_positions=cfg.n_positions,
+        n_embd=cfg.n_embd,
+        n_layer=cfg.n_layer,
+        n_head=cfg.n_head,
+        # dropout 0: the policy that samples is exactly the one whose log-probs we differentiate
+        resid_pdrop=0.0,
+        embd_pdrop=0.0,
+        attn_pdrop=0.0,
+        bos_token_id=tokenizer.bos_token_id,
+        eos_token_id=tokenizer.eos_token_id,
+        pad_token_id=tokenizer.pad_token_id,
+    )
+    return GPT2LMHeadModel(config)
+
+
+def load_policy(name_or_path, device=None):
+    """Any causal LM by path or hub name (our checkpoints included), on `device`."""
+    model = AutoModelForCausalLM.from_pretrained(name_or_path)
+    return model.to(pick_device(device))
+
+
+def save_checkpoint(model, tokenizer, path):
+    """Save a model (policy, ValueModel or RewardModel) and its tokenizer into `path`."""
+    model.save_pretrained(path)
+    tokenizer.save_pretrained(path)
+
+
+class _ScalarHeadModel(nn.Module):
+    """A transformer backbone with a linear head giving one number per position."""
+
+    HEAD_FILE = "head.pt"
+
+    def __init__(self, backbone: nn.Module):
+        super().__init__()
+        self.backbone = backbone
+        self.head = nn.Linear(backbone.config.hidden_size, 1)
+        nn.init.zeros_(self.head.weight)  # start from a constant: no random preference at step 0
+        nn.init.zeros_(self.head.bias)
+
+    @classmethod
+    def from_policy(cls, policy):
+        """A copy of the policy's transformer (without its LM head) under a fresh head."""
+        return cls(copy.deepcopy(policy.base_model))
+
+    @classmethod
+    def from_config(cls, config):
+        """A freshly initialised backbone of the architecture in `config` (e.g. a GPT2Config)."""
+        return cls(AutoModel.from_config(config))
+
+    @classmethod
+    def from_pretrained(cls, path, device=None):
+        """Load what `save_pretrained` wrote."""
+        model = cls(AutoModel.from_pretrained(path))
+        head = torch.load(os.path.join(path, cls.HEAD_FILE), map_location="cpu", weights_only=True)
+        model.head.load_state_dict(head)
+        return model.to(pick_device(device))
+
+    def save_pretrained(self, path):
+        """Backbone with `save_pretrained` (config included), the head as a state dict beside it."""
+        self.backbone.save_pretrained(path)
+        torch.save(self.head.state_dict(), os.path.join(path, self.HEAD_FILE))
+
+    def per_position(self, input_ids, attention_mask) -> torch.Tensor:
+        """The head read at every position."""
+        hidden = self.backbone(
+            input_ids=input_ids,
+            attention_mask=attention_mask,
+            position_ids=position_ids_of(attention_mask),
+        ).last_hidden_state  # (B, L, H)
+        return self.head(hidden).squeeze(-1)  # (B, L)
+
+
+class ValueModel(_ScalarHeadModel):
+    """PPO's critic: V at every position; values[:, t] is the value after reading tokens 0..t.
+
+    So `values[:, :-1]` lines up with the targets `input_ids[:, 1:]`, i.e. with `mask` and `logp`.
+    """
+
+    def forward(self, input_ids, attention_mask) -> torch.Tensor:
+        """(B, L) values."""
+        return self.per_position(input_ids, attention_mask)
+
+
+class RewardModel(_ScalarHeadModel):
+    """A learned outcome reward: one logit per sequence, read at its last non-pad token."""
+
+    def forward(self, input_ids, attention_mask) -> torch.Tensor:
+        """(B,) logits; sigmoid(logit) is the predicted probability that the response is right."""
+        scores = self.per_position(input_ids, attention_mask)  # (B, L)
+        L = attention_mask.shape[1]
+        # index of the last 1 in each row: prompts are left-padded, responses right-padded
+        last = L - 1 - attention_mask.long().flip(-1).argmax(-1)  # (B,)
+        return scores.gather(1, last[:, None]).squeeze(1)  # (B,)
+
+
+def train_reward_model(rm, tokenizer, problems, texts, scores, steps=200, lr=1e-3,
+                       batch_size=64, device=None, seed=0) -> list[float]:
+    """Fit `rm` to responses scored 0/1 (binary cross-entropy); returns the loss of each step.
+
+    `texts[i]` answers `problems[i]`; `scores[i]` is 1.0 for a correct response, 0.0 otherwise.
+    """
+    from .sampling import rollout_from_texts  # sampling does not import models; no cycle
+
+    scores = torch.as_tensor(scores, dtype=torch.float32)  # (N,)
+    if not (len(problems) == len(texts) == len(scores)) or len(texts) == 0:
+        raise ValueError(
+            f"problems, texts and scores must be non-empty and equally long, got "
+            f"{len(problems)}, {len(texts)}, {len(scores)}"
+        )
+    if not torch.all((scores == 0) | (scores == 1)):
+        raise ValueError("scores must be 0.0 or 1.0 (binary cross-entropy targets)")
+    device = pick_device(device)
+    data = rollout_from_texts(tokenizer, problems, texts).to(device)
+    scores = scores.to(device)
+    rm.to(device).train()
+    opt = torch.optim.AdamW(rm.parameters(), lr=lr)
+    gen = torch.Generator().manual_seed(seed)
+    losses = []
+    for _ in range(steps):
+        idx = torch.randint(len(texts), (min(batch_size, len(texts)),), generator=gen).to(device)
+        logits = rm(data.input_ids[idx], data.attention_mask[idx])  # (b,)
+        loss = F.binary_cross_entropy_with_logits(logits, scores[idx])
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        opt.step()
+        losses.append(loss.item())
+    rm.eval()
+    return losses

@@ -1,0 +1,241 @@
+"""Where responses come from: batched sampling with a KV cache, and rollouts from given texts.
+
+A `Rollout` is the data every method's gradient (DeepSeekMath eq 5) is computed on. Per-token
+tensors are (B, T) with T = L-1, aligned with the *targets* `input_ids[:, 1:]`:
+
+    logp[:, t] = log pi(input_ids[:, t+1] | input_ids[:, :t+1])
+    mask[:, t] = 1  exactly when input_ids[:, t+1] is a response token (its closing EOS included)
+
+Each row is a left-padded prompt block of width `prompt_len` followed by a right-padded response.
+Positions skip the left padding, so a prompt's log-probs do not depend on how it was padded.
+Rows are group-major: rows g*G ... g*G+G-1 answer problem g (GRPO's groups, eq 19-21).
+"""
+
+from dataclasses import dataclass, fields, replace
+
+import torch
+
+from .models import position_ids_of
+from .tokenizer import encode_prompts
+
+RESPONSE_SLACK = 4  # tokens allowed past the longest reference response before a row is cut
+
+
+@dataclass
+class Rollout:
+    """Prompts, responses and their per-token data, ready for the eq-5 surrogate."""
+
+    input_ids: torch.LongTensor  # (B, L) prompt + response + right padding
+    attention_mask: torch.LongTensor  # (B, L)
+    mask: torch.Tensor  # (B, T) float, 1 on response targets
+    logp: torch.Tensor  # (B, T) float, log pi_sampler of each target, detached, 0 off the mask
+    texts: list  # decoded responses, without special tokens
+    problems: list  # the Problem of each row (group-major)
+    group_size: int
+    prompt_len: int  # width of the left-padded prompt block
+
+    def __len__(self):
+        return self.input_ids.shape[0]
+
+    def to(self, device) -> "Rollout":
+        """The same rollout with its tensors on `device`."""
+        moved = {f.name: getattr(self, f.name) for f in fields(self)}
+        for k, v in moved.items():
+            if torch.is_tensor(v):
+                moved[k] = v.to(device)
+        return Rollout(**moved)
+
+    def select(self, rows, group_size: int = 1) -> "Rollout":
+        """The rollout restricted to `rows` (e.g. RFT's correct samples), as groups of `group_size`."""
+        rows = torch.as_tensor(rows, dtype=torch.long)
+        if rows.numel() % group_size:
+            raise ValueError(f"{rows.numel()} rows do not make whole groups of {group_size}")
+        idx = rows.to(self.input_ids.device)
+        keep = rows.tolist()
+        return replace(
+            self,
+            input_ids=self.input_ids[idx],
+            attention_mask=self.attention_mask[idx],
+            mask=self.mask[idx],
+            logp=self.logp[idx],
+            texts=[self.texts[i] for i in keep],
+            problems=[self.problems[i] for i in keep],
+            group_size=group_size,
+        )
+
+    @property
+    def response_lengths(self) -> torch.Tensor:
+        """(B,) number of response tokens |o_i|, EOS included."""
+        return self.mask.sum(-1).long()
+
+
+def _pad_to(x: torch.Tensor, left: int, right: int, value) -> torch.Tensor:
+    """Pad the last dimension of `x` by `left` and `right` columns of `value`."""
+    return torch.nn.functional.pad(x, (left, right), value=value)
+
+
+def cat_rollouts(rollouts: list, pad_token_id: int = 0) -> Rollout:
+    """Stack rollouts with different prompt and response widths into one (re-padding both blocks)."""
+    if not rollouts:
+        raise ValueError("cat_rollouts needs at least one rollout")
+    if len({r.group_size for r in rollouts}) != 1:
+        raise ValueError("rollouts to concatenate must share group_size")
+    P = max(r.prompt_len for r in rollouts)
+    R = max(r.input_ids.shape[1] - r.prompt_len for r in rollouts)
+    parts = {k: [] for k in ("input_ids", "attention_mask", "mask", "logp")}
+    for r in rollouts:
+        left, right = P - r.prompt_len, R - (r.input_ids.shape[1] - r.prompt_len)
+        parts["input_ids"].append(_pad_to(r.input_ids, left, right, pad_token_id))
+        parts["attention_mask"].append(_pad_to(r.attention_mask, left, right, 0))
+        parts["mask"].append(_pad_to(r.mask, left, right, 0.0))
+        parts["logp"].append(_pad_to(r.logp, left, right, 0.0))
+    return Rollout(
+        **{k: torch.cat(v) for k, v in parts.items()},
+        texts=[t for r in rollouts for t in r.texts],
+        problems=[p for r in rollouts for p in r.problems],
+        group_size=rollouts[0].group_size,
+        prompt_len=P,
+    )
+
+
+def token_logp(model, input_ids, attention_mask) -> torch.Tensor:
+    """(B, T) log pi of each target input_ids[:, t+1], with grad; 0 where input or target is padding."""
+    logits = model(
+        input_ids=input_ids,
+        attention_mask=attention_mask,
+        position_ids=position_ids_of(attention_mask),
+    ).logits[:, :-1].float()  # (B, T, V)
+    targets = input_ids[:, 1:]  # (B, T)
+    # gather - logsumexp is log_softmax at the target without materialising all of it twice
+    logp = logits.gather(-1, targets[..., None]).squeeze(-1) - logits.logsumexp(-1)  # (B, T)
+    real = (attention_mask[:, :-1] * attention_mask[:, 1:]).bool()  # (B, T)
+    return torch.where(real, logp, torch.zeros_like(logp))
+
+
+def _left_pad(seqs: list, pad_id: int, device):
+    """Left-pad token lists into (B, P) ids and attention mask."""
+    P = max(len(s) for s in seqs)
+    ids = torch.full((len(seqs), P), pad_id, dtype=torch.long)
+    att = torch.zeros((len(seqs), P), dtype=torch.long)
+    for i, s in enumerate(seqs):
+        if len(s):
+            ids[i, P - len(s):] = torch.tensor(s, dtype=torch.long)
+            att[i, P - len(s):] = 1
+    return ids.to(device), att.to(device)
+
+
+def _repeat(problems: list, group_size: int) -> list:
+    """Each problem `group_size` times in a row (group-major)."""
+    if group_size < 1:
+        raise ValueError(f"group_size must be >= 1, got {group_size}")
+    if len(problems) == 0:
+        raise ValueError("no problems given")
+    return [p for p in problems for _ in range(group_size)]
+
+
+def _pad_id(tokenizer) -> int:
+    """The id that fills padding (never read: the attention mask and `mask` say what is real)."""
+    pad = tokenizer.pad_token_id
+    return pad if pad is not None else tokenizer.eos_token_id
+
+
+def _response_mask(prompt_len: int, lengths: torch.Tensor, L: int) -> torch.Tensor:
+    """(B, T) float: 1 where target t+1 lies in [prompt_len, prompt_len + length)."""
+    pos = torch.arange(1, L, device=lengths.device)[None, :]  # (1, T) target positions
+    return ((pos >= prompt_len) & (pos < prompt_len + lengths[:, None])).float()  # (B, T)
+
+
+@torch.no_grad()
+def sample(model, tokenizer, problems, group_size=1, max_new_tokens=None, temperature=1.0,
+           greedy=False) -> Rollout:
+    """Sample `group_size` responses per problem, batched, with a KV cache; stops rows at EOS.
+
+    `logp` is the model's own log-prob of each sampled token (the untempered pi, as PPO's ratio
+    needs), so it equals `token_logp` of the returned rollout up to float error.
+    """
+    if not greedy and not temperature > 0:
+        raise ValueError(f"temperature must be > 0 when sampling, got {temperature}")
+    rows = _repeat(list(problems), group_size)
+    if max_new_tokens is None:
+        max_new_tokens = max(len(p.solution) for p in problems) + 1 + RESPONSE_SLACK
+    if max_new_tokens < 1:
+        raise ValueError(f"max_new_tokens must be >= 1, got {max_new_tokens}")
+    eos, pad = tokenizer.eos_token_id, _pad_id(tokenizer)
+    if eos is None:
+        raise ValueError("the tokenizer has no EOS token, so responses could never end")
+    device = next(model.parameters()).device
+    was_training = model.training
+    model.eval()
+    try:
+        prompt_ids, prompt_att = _left_pad(encode_prompts(tokenizer, [p.prompt for p in problems]),
+                                           pad, device)  # (n, P)
+        prompt_ids = prompt_ids.repeat_interleave(group_size, 0)  # (B, P)
+        prompt_att = prompt_att.repeat_interleave(group_size, 0)  # (B, P)
+        B, P = prompt_ids.shape
+        att = prompt_att
+        pos = position_ids_of(att)  # (B, P)
+        out = model(input_ids=prompt_ids, attention_mask=att, position_ids=pos, use_cache=True)
+        next_pos = pos[:, -1] + 1  # (B,)
+        done = torch.zeros(B, dtype=torch.bool, device=device)
+        lengths = torch.zeros(B, dtype=torch.long, device=device)
+        tokens, logps = [], []
+        for _ in range(max_new_tokens):
+            logits = out.logits[:, -1].float()  # (B, V)
+            logprobs = logits.log_softmax(-1)  # (B, V)
+            if greedy:
+                tok = logits.argmax(-1)  # (B,)
+            else:
+                tok = torch.multinomial((logits / temperature).softmax(-1), 1).squeeze(-1)  # (B,)
+            tok = torch.where(done, torch.full_like(tok, pad), tok)
+            tokens.append(tok)
+            logps.append(torch.where(done, 0.0, logprobs.gather(-1, tok[:, None]).squeeze(-1)))
+            lengths += (~done).long()
+            done = done | (tok == eos)
+            if bool(done.all()):
+                break
+            att = torch.cat([att, (~done).long()[:, None]], 1)  # finished rows attend to nothing new
+            out = model(input_ids=tok[:, None], attention_mask=att, position_ids=next_pos[:, None],
+                        past_key_values=out.past_key_values, use_cache=True)
+            next_pos = next_pos + 1
+    finally:
+        model.train(was_training)
+    resp = torch.stack(tokens, 1)  # (B, N)
+    N = resp.shape[1]
+    input_ids = torch.cat([prompt_ids, resp], 1)  # (B, L)
+    in_resp = torch.arange(N, device=device)[None, :] < lengths[:, None]  # (B, N)
+    attention_mask = torch.cat([prompt_att, in_resp.long()], 1)  # (B, L)
+    mask = _response_mask(P, lengths, P + N)  # (B, T)
+    logp = torch.zeros_like(mask)
+    logp[:, P - 1:] = torch.stack(logps, 1)  # target P+j is the j-th response token
+    texts = tokenizer.batch_decode([r[:n].tolist() for r, n in zip(resp, lengths)],
+                                   skip_special_tokens=True)
+    return Rollout(input_ids, attention_mask, mask, logp * mask, texts, rows, group_size, P)
+
+
+def rollout_from_texts(tokenizer, problems, texts, group_size=1, device=None) -> Rollout:
+    """A rollout of given responses (SFT's dataset, DPO's pairs); each ends with EOS; logp is 0.
+
+    `texts` is group-major: texts[g*group_size + j] answers problems[g].
+    """
+    rows = _repeat(list(problems), group_size)
+    if len(texts) != len(rows):
+        raise ValueError(f"{len(texts)} texts for {len(problems)} problems x group_size {group_size}")
+    eos, pad = tokenizer.eos_token_id, _pad_id(tokenizer)
+    if eos is None:
+        raise ValueError("the tokenizer has no EOS token to end responses with")
+    prompts = encode_prompts(tokenizer, [p.prompt for p in rows])
+    clean = [t[: -len(tokenizer.eos_token)] if t.endswith(tokenizer.eos_token) else t for t in texts]
+    responses = [ids + [eos] for ids in tokenizer(clean, add_special_tokens=False)["input_ids"]]
+    prompt_ids, prompt_att = _left_pad(prompts, pad, "cpu")  # (B, P)
+    B, P = prompt_ids.shape
+    lengths = torch.tensor([len(r) for r in responses])  # (B,)
+    N = int(lengths.max())
+    resp = torch.full((B, N), pad, dtype=torch.long)
+    for i, r in enumerate(responses):
+        resp[i, : len(r)] = torch.tensor(r)
+    input_ids = torch.cat([prompt_ids, resp], 1)  # (B, L)
+    attention_mask = torch.cat([prompt_att, (torch.arange(N)[None, :] < lengths[:, None]).long()], 1)
+    mask = _response_mask(P, lengths, P + N)  # (B, T)
+    rollout = Rollout(input_ids, attention_mask, mask, torch.zeros_like(mask), list(clean), rows,
+                      group_size, P)
+    return rollout.to(device) if device is not None else rollout
