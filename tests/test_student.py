@@ -1,0 +1,130 @@
+"""Student copies: no solution left, stubs in place, hidden tests gone, everything else identical."""
+
+import copy
+import subprocess
+import sys
+
+import nbformat
+import pytest
+from nbclient import NotebookClient
+from nbclient.exceptions import CellExecutionError
+from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook, new_output
+
+from unified_rl.course import student
+
+SECRET = "SOLUTION_TEXT_42"
+
+
+def _source_notebook():
+    cells = [
+        new_markdown_cell("# A notebook\nSolutions go between `### BEGIN SOLUTION` markers."),
+        new_code_cell("import math\nseen = []"),
+        new_code_cell(f"answer = None\n### BEGIN SOLUTION\nanswer = 6 * 7  # {SECRET}\n### END SOLUTION\nseen.append('q1')"),
+        new_code_cell("assert answer is not None, 'q1 not answered'\n"
+                      f"### BEGIN HIDDEN TESTS\nassert answer == 42  # {SECRET}\n### END HIDDEN TESTS"),
+        new_code_cell("def double(x):\n    \"\"\"Twice x.\"\"\"\n    ### BEGIN SOLUTION\n"
+                      f"    y = 2 * x  # {SECRET}\n    return y\n    ### END SOLUTION\n\nseen.append('q2')"),
+        new_code_cell(f"### BEGIN HIDDEN TESTS\nassert double(2) == 4  # {SECRET}\n### END HIDDEN TESTS"),
+        new_markdown_cell(f"Why?\n\n### BEGIN SOLUTION\nBecause {SECRET}.\n### END SOLUTION"),
+        new_code_cell("print(double(3))"),
+    ]
+    cells[1].outputs = [new_output("stream", name="stdout", text="old output\n")]
+    cells[1].execution_count = 3
+    nb = new_notebook(cells=cells)
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    nb.metadata["widgets"] = {"state": {}}
+    return nb
+
+
+@pytest.fixture
+def course(tmp_path):
+    src = tmp_path / "course"
+    src.mkdir()
+    nbformat.write(_source_notebook(), src / "01_demo.ipynb")
+    (src / "README.md").write_text("# Course\n")
+    (src / "data").mkdir()
+    (src / "data" / "table.csv").write_text("a,b\n1,2\n")
+    (src / ".ipynb_checkpoints").mkdir()
+    (src / ".ipynb_checkpoints" / "01_demo-checkpoint.ipynb").write_text("{}")
+    return src
+
+
+def test_student_copy(course, tmp_path):
+    before = (course / "01_demo.ipynb").read_bytes()
+    dst = tmp_path / "build" / "student"
+    written = student.make_student_copies(course, dst)
+    assert (course / "01_demo.ipynb").read_bytes() == before  # the source is only read
+    assert sorted(p.relative_to(dst).as_posix() for p in written) == ["01_demo.ipynb", "README.md", "data/table.csv"]
+    assert (dst / "README.md").read_text() == "# Course\n"
+
+    text = (dst / "01_demo.ipynb").read_text()
+    assert SECRET not in text and "BEGIN HIDDEN TESTS" not in text and "END SOLUTION" not in text
+    src_nb, nb = _source_notebook(), nbformat.read(dst / "01_demo.ipynb", as_version=4)
+    assert "widgets" not in nb.metadata
+    assert len(nb.cells) == len(src_nb.cells) - 1  # the hidden-tests-only cell is gone
+    stub = "\n".join(student.CODE_STUB)
+    assert nb.cells[2].source == f"answer = None\n{stub}\nseen.append('q1')"
+    assert nb.cells[3].source == "assert answer is not None, 'q1 not answered'"
+    indented = "\n".join("    " + s for s in student.CODE_STUB)
+    assert nb.cells[4].source == f"def double(x):\n    \"\"\"Twice x.\"\"\"\n{indented}\n\nseen.append('q2')"
+    assert nb.cells[5].source == "Why?\n\nYOUR ANSWER HERE"
+    for i, j in [(0, 0), (1, 1), (7, 6)]:  # untouched cells are identical, outputs aside
+        assert nb.cells[j].source == src_nb.cells[i].source and nb.cells[j].cell_type == src_nb.cells[i].cell_type
+    for cell in nb.cells:
+        if cell.cell_type == "code":
+            assert cell.outputs == [] and cell.execution_count is None
+            compile(cell.source, "cell", "exec")  # every stub leaves valid Python
+
+
+@pytest.mark.parametrize("source,message", [
+    ("### BEGIN SOLUTION\nx = 1", "no matching END SOLUTION"),
+    ("x = 1\n### END SOLUTION", "without a matching BEGIN"),
+    ("### BEGIN SOLUTION\n### BEGIN HIDDEN TESTS\n### END HIDDEN TESTS\n### END SOLUTION", "inside an open SOLUTION"),
+    ("### BEGIN HIDDEN TESTS\n### END SOLUTION", "without a matching BEGIN"),
+])
+def test_malformed_regions_name_the_cell(source, message):
+    nb = new_notebook(cells=[new_code_cell("pass"), new_code_cell(source)])
+    with pytest.raises(ValueError, match=f"demo.ipynb, cell 1.*{message}"):
+        student.student_notebook(nb, name="demo.ipynb")
+
+
+def test_student_notebook_leaves_its_input_alone():
+    nb = _source_notebook()
+    kept = copy.deepcopy(nb)
+    student.student_notebook(nb)
+    assert nb == kept
+
+
+def test_destination_inside_source_is_refused(course):
+    with pytest.raises(ValueError, match="outside the source"):
+        student.make_student_copies(course, course / "student")
+    with pytest.raises(ValueError, match="does not exist"):
+        student.make_student_copies(course / "missing", course.parent / "out")
+
+
+def test_command_line(course, tmp_path):
+    r = subprocess.run([sys.executable, "-m", "unified_rl.course.student", str(course), str(tmp_path / "out")],
+                       capture_output=True, text=True)
+    assert r.returncode == 0 and "wrote 1 student notebooks and 2 other files" in r.stdout
+    r = subprocess.run([sys.executable, "-m", "unified_rl.course.student", str(course), str(course)],
+                       capture_output=True, text=True)
+    assert r.returncode == 2 and "outside the source" in r.stderr
+
+
+def _run(nb, cwd):
+    NotebookClient(nb, timeout=60, kernel_name="python3", resources={"metadata": {"path": str(cwd)}}).execute()
+
+
+def test_source_runs_and_student_copy_stops_at_the_first_exercise(course, tmp_path):
+    src_nb = nbformat.read(course / "01_demo.ipynb", as_version=4)
+    _run(src_nb, tmp_path)  # with solutions, every cell (hidden tests included) passes
+    assert src_nb.cells[7].outputs[0]["text"] == "6\n"
+
+    student.make_student_copies(course, tmp_path / "out")
+    nb = nbformat.read(tmp_path / "out" / "01_demo.ipynb", as_version=4)
+    with pytest.raises(CellExecutionError) as err:
+        _run(nb, tmp_path)
+    msg = str(err.value)
+    assert "NotImplementedError" in msg and "YOUR CODE HERE: replace this line with your solution" in msg
+    assert "answer = None" in msg  # the failing cell is the first exercise, shown in the error
+    assert nb.cells[1].execution_count is not None and nb.cells[3].execution_count is None
