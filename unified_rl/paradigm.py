@@ -6,8 +6,8 @@
 its value means nothing, only its gradient does. Reference: arXiv 2402.03300, section 5.2.1.
 """
 
-from dataclasses import dataclass, field
-from typing import Any, Callable
+from dataclasses import dataclass
+from typing import Any, Callable, Optional
 
 from . import _checks
 
@@ -25,13 +25,31 @@ def surrogate_loss(logp, coef, mask):
 class Method:
     """A post-training method is three choices; the trainer knows nothing else about it.
 
-    data_source: where (q, o) come from (a fixed dataset, a frozen policy, the current policy).
-    reward:      how good o is (human selection, a rule, a model, per-step process rewards).
-    coefficient: GC(q, o, t), how hard to push each token's log-prob up or down.
+    data_source: Lab -> an object whose next_batch() gives a Rollout (where (q, o) come from).
+    reward:      Rollout -> scores (how good o is); None for SFT, whose data is human-selected.
+    coefficient: Step -> (B, T) GC(q, o, t), how hard to push each token's log-prob.
+    advantage:   optional (lab, batch, scores, logp_ref, critic) -> (B, T) advantages, computed
+                 once per batch before the updates (PPO's GAE, GRPO's process supervision).
+    critic:      optional Lab -> a value model with its own loss (PPO only: the one extra loss).
     """
 
     name: str
-    data_source: Any
-    reward: Any
+    data_source: Callable
+    reward: Optional[Callable]
     coefficient: Callable
-    notes: dict = field(default_factory=dict)
+    advantage: Optional[Callable] = None
+    critic: Optional[Callable] = None
+    summary: str = ""
+
+
+@dataclass
+class Step:
+    """What a coefficient may look at: the batch, its scores and the per-token log-probs."""
+
+    batch: Any  # Rollout
+    scores: Any  # the reward's output (B,), or None
+    logp: Any  # (B, T) log pi_theta, with grad
+    logp_old: Any  # (B, T) log pi of the sampling policy (detached)
+    logp_ref: Any  # (B, T) log pi_ref, or None
+    adv: Any  # (B, T) from Method.advantage, or None
+    cfg: Any  # the run's RLConfig

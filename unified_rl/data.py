@@ -1,0 +1,94 @@
+"""Data sources, the first component of the paradigm: where (q, o) come from.
+
+| source               | D in eq 5                                     | used by              |
+|----------------------|-----------------------------------------------|----------------------|
+| FixedDataset         | human-written solutions, P_sft(Q, O)          | SFT (eq 6)           |
+| FrozenPolicySamples  | samples of the frozen SFT model, pi_sft(O|q)  | RFT (eq 8)           |
+| PreferencePairs      | pairs of pi_sft samples, correct vs incorrect | DPO (eq 12)          |
+| PolicySamples        | samples of the current policy, pi_theta(O|q)  | online RFT, PPO, GRPO|
+
+Each is built from the run's `Lab` and returns a `Rollout` per call of `next_batch()`. The frozen
+sources keep a copy of the policy as it was when training started: sampling it step by step draws
+from the same distribution as sampling a fixed offline set up front.
+"""
+
+import random
+
+import torch
+
+from .sampling import cat_rollouts, rollout_from_texts, sample
+
+
+class _Source:
+    def __init__(self, lab):
+        self.lab = lab
+        self.rng = random.Random(lab.seed)
+
+    def questions(self, n, pool=None):
+        """n questions drawn without replacement from the RL (or given) pool."""
+        pool = pool if pool is not None else self.lab.rl_problems
+        return self.rng.sample(pool, min(n, len(pool)))
+
+
+class FixedDataset(_Source):
+    """SFT: batches of the limited human-written dataset (reward = human selection)."""
+
+    def next_batch(self):
+        lab = self.lab
+        problems = self.questions(lab.preset.sft.batch_size, lab.sft_problems)
+        return rollout_from_texts(lab.tokenizer, problems, [p.solution for p in problems], device=lab.device)
+
+
+class PolicySamples(_Source):
+    """Online: group_size samples per question from the current policy pi_theta."""
+
+    def next_batch(self):
+        lab, cfg = self.lab, self.lab.preset.rl
+        return sample(lab.policy, lab.tokenizer, self.questions(cfg.prompts_per_step),
+                      group_size=cfg.group_size, temperature=cfg.temperature)
+
+
+class FrozenPolicySamples(_Source):
+    """Offline: samples of the frozen SFT model pi_sft (the reference copy), never of pi_theta."""
+
+    def next_batch(self):
+        lab, cfg = self.lab, self.lab.preset.rl
+        return sample(lab.ref, lab.tokenizer, self.questions(cfg.prompts_per_step),
+                      group_size=cfg.frozen_samples, temperature=cfg.temperature)
+
+
+class PreferencePairs(_Source):
+    """DPO: for a question, a correct sample of pi_sft is chosen (o+) and an incorrect one rejected (o-).
+
+    Returns 2B rows: the B chosen responses, then their B rejected partners in the same order.
+    Questions whose samples are all right or all wrong give no pair and are skipped.
+    """
+
+    def __init__(self, lab, reward):
+        super().__init__(lab)
+        self.reward = reward
+
+    def next_batch(self, max_tries=20):
+        lab, cfg = self.lab, self.lab.preset.rl
+        want = cfg.prompts_per_step
+        problems, chosen, rejected = [], [], []
+        for _ in range(max_tries):
+            r = sample(lab.ref, lab.tokenizer, self.questions(want), group_size=cfg.frozen_samples,
+                       temperature=cfg.temperature)
+            scores = self.reward(r)  # (B,)
+            G = r.group_size
+            for g in range(len(r) // G):
+                rows = range(g * G, (g + 1) * G)
+                good = [i for i in rows if scores[i] > 0.5]
+                bad = [i for i in rows if scores[i] <= 0.5]
+                if good and bad and len(problems) < want:
+                    problems.append(r.problems[g * G])
+                    chosen.append(r.texts[self.rng.choice(good)])
+                    rejected.append(r.texts[self.rng.choice(bad)])
+            if len(problems) == want:
+                break
+        if not problems:
+            raise ValueError("no preference pair could be built: every frozen sample was all right or all wrong")
+        c = rollout_from_texts(lab.tokenizer, problems, chosen, device=lab.device)
+        x = rollout_from_texts(lab.tokenizer, problems, rejected, device=lab.device)
+        return cat_rollouts([c, x], pad_token_id=lab.tokenizer.pad_token_id)

@@ -1,0 +1,62 @@
+"""Evaluation on held-out questions: greedy accuracy, and Pass@K / Maj@K from sampled answers.
+
+Pass@K and Maj@K are DeepSeekMath §5.2.2's lens (Figure 7): Pass@K asks whether any of K samples
+is right (what the model *can* do), Maj@K whether the majority vote is right (what it reliably
+does). Both use the exact estimators of `metrics` on n samples per question.
+"""
+
+import torch
+
+from .metrics import mean_maj_at_k, mean_pass_at_k
+from .rewards import rule_reward
+from .sampling import sample
+from .task import parse_answer
+
+
+@torch.no_grad()
+def greedy_accuracy(policy, tokenizer, problems, batch_size=512):
+    """Fraction of `problems` whose greedy answer is correct."""
+    if not problems:
+        raise ValueError("no problems to evaluate")
+    hits = 0.0
+    for i in range(0, len(problems), batch_size):
+        chunk = problems[i:i + batch_size]
+        r = sample(policy, tokenizer, chunk, greedy=True)
+        hits += rule_reward(r.problems, r.texts).sum().item()
+    return hits / len(problems)
+
+
+@torch.no_grad()
+def sample_answers(policy, tokenizer, problems, samples, temperature=0.7, batch_rows=1024):
+    """(answers, correct) for each problem: `samples` parsed answers (None if malformed) each."""
+    if samples < 1:
+        raise ValueError(f"samples must be >= 1, got {samples}")
+    per = max(1, batch_rows // samples)
+    answers = []
+    for i in range(0, len(problems), per):
+        chunk = problems[i:i + per]
+        r = sample(policy, tokenizer, chunk, group_size=samples, temperature=temperature)
+        parsed = [parse_answer(t) for t in r.texts]
+        answers += [parsed[j * samples:(j + 1) * samples] for j in range(len(chunk))]
+    return answers, [p.answer for p in problems]
+
+
+def pass_maj(answers, correct, ks):
+    """{"pass_at_k": {k: ...}, "maj_at_k": {k: ...}} from sampled answers, keys as strings."""
+    n = len(answers[0])
+    bad = [k for k in ks if k > n]
+    if bad:
+        raise ValueError(f"k={bad[0]} is larger than the {n} samples per question")
+    hits = [sum(a == c for a in row) for row, c in zip(answers, correct)]
+    return {"pass_at_k": {str(k): mean_pass_at_k(n, hits, k) for k in ks},
+            "maj_at_k": {str(k): mean_maj_at_k(answers, correct, k) for k in ks}}
+
+
+def evaluate(policy, tokenizer, problems, k_problems=64, samples=16, ks=(1, 4, 16), temperature=0.7):
+    """Greedy accuracy on all `problems`; Pass@K and Maj@K on the first `k_problems` of them."""
+    ks = sorted(set(int(k) for k in ks))
+    answers, correct = sample_answers(policy, tokenizer, problems[:k_problems], samples, temperature)
+    out = {"accuracy": greedy_accuracy(policy, tokenizer, problems), "samples": samples,
+           "temperature": temperature, "k_problems": min(k_problems, len(problems))}
+    out.update(pass_maj(answers, correct, ks))
+    return out

@@ -1,0 +1,122 @@
+"""Presets: the task, model and budgets for a 2-core CPU (`cpu`) or one GPU (`gpu`).
+
+Every method's hyper-parameters live in one small frozen dataclass (CleanRL style, docstring per
+field); a preset holds the world they train in and their defaults for that machine.
+"""
+
+from dataclasses import dataclass, field, replace
+
+import torch
+
+from .models import ModelConfig
+from .task import TaskConfig
+
+
+@dataclass(frozen=True)
+class SFTConfig:
+    """Supervised fine-tuning on the fixed dataset (eq 6-7)."""
+
+    steps: int = 300
+    """optimizer steps"""
+    batch_size: int = 64
+    """problems per step"""
+    lr: float = 3e-3
+    """AdamW learning rate (after a linear warm-up)"""
+
+
+@dataclass(frozen=True)
+class RLConfig:
+    """The optimisation shared by every method after SFT; each method reads the fields it needs."""
+
+    steps: int = 60
+    """optimizer steps (each on a fresh batch for online methods)"""
+    prompts_per_step: int = 16
+    """questions per batch"""
+    group_size: int = 8
+    """samples per question (G of GRPO; RFT and DPO draw this many from the frozen model)"""
+    lr: float = 1e-4
+    """AdamW learning rate of the policy (RL moves a trained model: 10x below SFT's)"""
+    temperature: float = 1.0
+    """sampling temperature while training"""
+    beta: float = 0.04
+    """KL weight: GRPO's k3 penalty (eq 19), PPO's per-token KL reward; DPO uses dpo_beta"""
+    dpo_beta: float = 0.5
+    """DPO's beta (eq 12): how far the policy may move from pi_ref in log-ratio units"""
+    clip_eps: float = 0.2
+    """PPO/GRPO ratio clip epsilon (eq 15, 19)"""
+    epochs: int = 1
+    """updates per batch; with 1, pi_old = pi_theta and the clip never binds, as the paper's A.1 assumes"""
+    gamma: float = 1.0
+    """PPO discount"""
+    lam: float = 0.95
+    """PPO GAE lambda"""
+    value_lr: float = 3e-3
+    """PPO value model learning rate"""
+    frozen_samples: int = 8
+    """RFT/DPO: samples per question drawn once from the frozen SFT model"""
+
+
+@dataclass(frozen=True)
+class Preset:
+    """Everything that sizes a run on one kind of machine."""
+
+    name: str
+    task: TaskConfig
+    model: ModelConfig
+    n_sft: int
+    """size of the limited SFT dataset (questions with reference solutions)"""
+    n_rl: int
+    """questions RL trains on (a subset of the SFT questions, as DeepSeekMath does)"""
+    n_test: int
+    """held-out questions for greedy accuracy"""
+    sft: SFTConfig
+    rl: RLConfig
+    eval_every: int = 10
+    """RL steps between held-out evaluations"""
+    eval_problems: int = 256
+    """held-out questions used for the accuracy logged during training"""
+    k_problems: int = 64
+    """held-out questions for pass@k / maj@k"""
+    k_samples: int = 16
+    """samples per question for pass@k / maj@k"""
+    seed: int = 0
+    """seed of the train / test split (the run's own seed is separate)"""
+
+    def with_(self, **changes) -> "Preset":
+        """A copy with some fields changed (nested: sft=..., rl=... accept dicts)."""
+        for key in ("sft", "rl", "task", "model"):
+            if isinstance(changes.get(key), dict):
+                changes[key] = replace(getattr(self, key), **changes[key])
+        return replace(self, **changes)
+
+
+PRESETS = {
+    "cpu": Preset(
+        name="cpu",
+        task=TaskConfig(digits=2),
+        model=ModelConfig(n_layer=2, n_embd=64, n_head=4, n_positions=32),
+        n_sft=300, n_rl=2000, n_test=500,
+        sft=SFTConfig(steps=300, batch_size=64, lr=3e-3),
+        rl=RLConfig(),
+    ),
+    "gpu": Preset(
+        name="gpu",
+        task=TaskConfig(digits=4),
+        model=ModelConfig(n_layer=4, n_embd=256, n_head=8, n_positions=64),
+        n_sft=2000, n_rl=20000, n_test=1000,
+        sft=SFTConfig(steps=600, batch_size=256, lr=1e-3),
+        rl=RLConfig(steps=100, prompts_per_step=64, group_size=8, lr=3e-4, value_lr=1e-3),
+        eval_problems=1000, k_problems=200, k_samples=64,
+    ),
+}
+
+
+def get_preset(name="auto") -> Preset:
+    """A preset by name; "auto" is `gpu` when CUDA is present, else `cpu`."""
+    if isinstance(name, Preset):
+        return name
+    if name == "auto":
+        name = "gpu" if torch.cuda.is_available() else "cpu"
+    if name not in PRESETS:
+        raise ValueError(f"unknown preset {name!r}; choose one of {sorted(PRESETS)} or 'auto'")
+    return PRESETS[name]
