@@ -154,3 +154,5 @@ def test_bad_arguments(tok, model, mixed):
         sample(model, tok, mixed, group_size=0)
     with pytest.raises(ValueError):
         sample(model, tok, [])
+    with pytest.raises(ValueError, match="positions"):
+        sample(model, tok, mixed, max_new_tokens=model.config.n_positions)

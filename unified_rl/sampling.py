@@ -29,7 +29,7 @@ class Rollout:
     attention_mask: torch.LongTensor  # (B, L)
     mask: torch.Tensor  # (B, T) float, 1 on response targets
     logp: torch.Tensor  # (B, T) float, log pi_sampler of each target, detached, 0 off the mask
-    texts: list  # decoded responses, without special tokens
+    texts: list[str]  # decoded responses, without special tokens
     problems: list  # the Problem of each row (group-major)
     group_size: int
     prompt_len: int  # width of the left-padded prompt block
@@ -98,8 +98,16 @@ def cat_rollouts(rollouts: list, pad_token_id: int = 0) -> Rollout:
     )
 
 
+def _check_fits(model, length: int):
+    """Raise if `length` tokens exceed the model's position embeddings."""
+    limit = getattr(model.config, "max_position_embeddings", None)
+    if limit is not None and length > limit:
+        raise ValueError(f"sequences of {length} tokens exceed the model's {limit} positions")
+
+
 def token_logp(model, input_ids, attention_mask) -> torch.Tensor:
     """(B, T) log pi of each target input_ids[:, t+1], with grad; 0 where input or target is padding."""
+    _check_fits(model, input_ids.shape[1])
     logits = model(
         input_ids=input_ids,
         attention_mask=attention_mask,
@@ -172,6 +180,7 @@ def sample(model, tokenizer, problems, group_size=1, max_new_tokens=None, temper
         prompt_ids = prompt_ids.repeat_interleave(group_size, 0)  # (B, P)
         prompt_att = prompt_att.repeat_interleave(group_size, 0)  # (B, P)
         B, P = prompt_ids.shape
+        _check_fits(model, P + max_new_tokens)
         att = prompt_att
         pos = position_ids_of(att)  # (B, P)
         out = model(input_ids=prompt_ids, attention_mask=att, position_ids=pos, use_cache=True)
