@@ -96,7 +96,7 @@ PRESETS = {
         task=TaskConfig(digits=2),
         model=ModelConfig(n_layer=2, n_embd=64, n_head=4, n_positions=32),
         n_sft=300, n_rl=2000, n_test=500,
-        sft=SFTConfig(steps=300, batch_size=64, lr=3e-3),
+        sft=SFTConfig(steps=170, batch_size=64, lr=3e-3),
         rl=RLConfig(),
     ),
     "gpu": Preset(
@@ -107,6 +107,15 @@ PRESETS = {
         sft=SFTConfig(steps=600, batch_size=256, lr=1e-3),
         rl=RLConfig(steps=100, prompts_per_step=64, group_size=8, lr=3e-4, value_lr=1e-3),
         eval_problems=1000, k_problems=200, k_samples=64,
+    ),
+    "tiny": Preset(  # seconds: for smoke tests of every code path, learns nothing
+        name="tiny",
+        task=TaskConfig(digits=2),
+        model=ModelConfig(n_layer=1, n_embd=32, n_head=2, n_positions=32),
+        n_sft=32, n_rl=64, n_test=16,
+        sft=SFTConfig(steps=3, batch_size=8, lr=3e-3),
+        rl=RLConfig(steps=2, prompts_per_step=4, group_size=4, frozen_samples=4),
+        eval_every=2, eval_problems=16, k_problems=4, k_samples=4,
     ),
 }
 
