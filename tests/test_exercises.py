@@ -94,9 +94,9 @@ def test_predict_then_run_computes_the_expected_value_once():
 def test_choice_and_sign():
     assert not example.q5.check("model size") and "not one of the options" in example.q5.last_message
     assert example.q5.check("  DATA SOURCE ")
-    for yes in ("negative", "-", -1, -3.5):
+    for yes in ("negative", "-", -1, -3.5, -0.2):
         assert example.q3.check(yes), yes
-    for no in ("positive", "+", 1, 0, "zero"):
+    for no in ("positive", "+", 1, 0, 0.3, "zero"):
         assert not example.q3.check(no), no
     with pytest.raises(ValueError, match="not one of the options"):
         E.ChoiceExercise(["a", "b"], "c")

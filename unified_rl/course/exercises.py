@@ -147,7 +147,7 @@ class _Lazy:
     """An expected answer given as a zero-argument function: computed on first use, then kept."""
 
     def __init__(self, expected):
-        self._expected, self._done = expected, not callable(expected)
+        self._expected, self._done = expected, not callable(expected) or isinstance(expected, sympy.Basic)
         self._value = expected if self._done else None
 
     def get(self):
@@ -228,8 +228,8 @@ class SignExercise(ChoiceExercise):
     def _check(self, answer):
         if isinstance(answer, str):
             answer = self._words.get(answer.strip().lower(), answer)
-        elif isinstance(answer, (int, float)) and not isinstance(answer, bool) and abs(answer) > 1:
-            answer = (answer > 0) - (answer < 0)  # a number with the right sign is accepted
+        elif isinstance(answer, (int, float)) and not isinstance(answer, bool):
+            answer = (answer > 0) - (answer < 0)  # any number with the right sign is accepted
         super()._check(answer)
 
 

@@ -31,7 +31,7 @@ class Explorer(W.VBox):
     """Controls + output, recomputed by `compute(**control values) -> (data, figure, rows)` on every change."""
 
     def __init__(self, title, controls, main, compute, note=""):
-        self.controls, self.data, self.error, self._held = controls, {}, None, False
+        self.controls, self.data, self.error, self._held, self.title = controls, {}, None, False, title
         self._compute = compute
         controls[main].add_class(MAIN)
         self.table, self.image = W.HTML(), W.Image(format="png", layout=W.Layout(max_width="640px"))
@@ -42,6 +42,9 @@ class Explorer(W.VBox):
         for c in controls.values():
             c.observe(lambda _: None if self._held else self.refresh(), names="value")
         self.refresh()
+
+    def __repr__(self):  # the text/plain fallback where widgets do not render (static pages, logs)
+        return f"<Explorer: {self.title}; run the notebook in Jupyter to use the controls>"
 
     @contextlib.contextmanager
     def hold(self):
