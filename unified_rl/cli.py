@@ -70,6 +70,13 @@ def build_parser():
     e.add_argument("--temperature", type=float, default=0.7, help="sampling temperature [0.7]")
     e.add_argument("--problems", type=_positive, default=None, help="held-out questions for Pass/Maj@K")
     e.add_argument("--out", required=True, help="JSON file to write")
+    from .experiments import EXPERIMENTS
+    r = sub.add_parser("reproduce", help="run one of the paper's §5.2 experiments end to end")
+    r.add_argument("name", choices=list(EXPERIMENTS), metavar="NAME", help=f"one of: {', '.join(EXPERIMENTS)}")
+    r.add_argument("--preset", default="auto", choices=[*PRESETS, "auto"], help="cpu, gpu, or auto [auto]")
+    r.add_argument("--seeds", type=_positive, default=3, help="independent seeds, for the spread [3]")
+    r.add_argument("--out", required=True, help="folder for NAME.json and NAME.png")
+    r.add_argument("--quiet", action="store_true", help="no progress bars")
     return p
 
 
@@ -125,7 +132,16 @@ def cmd_evaluate(args):
     print(json.dumps(result, indent=2))
 
 
-COMMANDS = {"methods": cmd_methods, "train": cmd_train, "evaluate": cmd_evaluate}
+def cmd_reproduce(args):
+    from .experiments import EXPERIMENTS
+    from .presets import get_preset
+
+    result = EXPERIMENTS[args.name](preset=get_preset(args.preset), out=args.out, seeds=args.seeds,
+                                    progress=not args.quiet)
+    print(json.dumps(result.get("headline", result), indent=2))
+
+
+COMMANDS = {"methods": cmd_methods, "train": cmd_train, "evaluate": cmd_evaluate, "reproduce": cmd_reproduce}
 
 
 def main(argv=None):
