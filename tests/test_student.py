@@ -102,13 +102,13 @@ def test_destination_inside_source_is_refused(course):
         student.make_student_copies(course / "missing", course.parent / "out")
 
 
-def test_command_line(course, tmp_path):
+def test_command_line(course, tmp_path, capsys):
     r = subprocess.run([sys.executable, "-m", "unified_rl.course.student", str(course), str(tmp_path / "out")],
                        capture_output=True, text=True)
     assert r.returncode == 0 and "wrote 1 student notebooks and 2 other files" in r.stdout
-    r = subprocess.run([sys.executable, "-m", "unified_rl.course.student", str(course), str(course)],
-                       capture_output=True, text=True)
-    assert r.returncode == 2 and "outside the source" in r.stderr
+    assert (tmp_path / "out" / "01_demo.ipynb").exists()
+    assert student.main([str(course), str(course)]) == 2
+    assert "outside the source" in capsys.readouterr().err
 
 
 def _run(nb, cwd):

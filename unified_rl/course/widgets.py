@@ -15,7 +15,6 @@ References: DeepSeekMath (arXiv 2402.03300) appendix A.1, eq 10-21; GAE (arXiv 1
 import contextlib
 import html
 import io
-import math
 
 import ipywidgets as W
 import torch
@@ -34,7 +33,7 @@ class Explorer(W.VBox):
         self.controls, self.data, self.error, self._held, self.title = controls, {}, None, False, title
         self._compute = compute
         controls[main].add_class(MAIN)
-        self.table, self.image = W.HTML(), W.Image(format="png", layout=W.Layout(max_width="640px"))
+        self.table, self.image = W.HTML(), W.Image(format="png", layout=W.Layout(max_width="900px"))
         self.output = W.VBox([self.table, self.image])
         self.output.add_class(OUTPUT)
         header = W.HTML(f"<b>{html.escape(title)}</b>" + (f"<br><small>{note}</small>" if note else ""))
