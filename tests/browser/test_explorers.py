@@ -123,7 +123,8 @@ def test_explorers_respond_in_jupyterlab(lab, page):
     _move_every_main_control(page, rel, expected=len(EXPLORERS))
 
 
-@pytest.mark.parametrize("rel", COURSE)
+@pytest.mark.parametrize("rel", COURSE or [pytest.param(
+    None, marks=pytest.mark.skip(reason="no notebook under course/ calls an explorer yet"))])
 def test_course_notebook_explorers(lab, page, rel):
     page.set_default_timeout(60_000)
     _run_all(page, lab, rel, timeout_s=900)  # course notebooks train a small model: minutes on 2 cores
