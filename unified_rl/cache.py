@@ -30,7 +30,7 @@ def sft_checkpoint(preset, seed=0, progress=True):
     ckpt = os.path.join(path, "checkpoint")
     if not os.path.exists(os.path.join(ckpt, "config.json")):
         tmp = path + f".tmp{os.getpid()}"
-        train("sft", preset=preset, seed=seed, out=tmp, progress=progress)
+        train("sft", preset=preset, seed=seed, out=tmp, progress=progress, _cap=False)
         os.makedirs(os.path.dirname(path), exist_ok=True)
         if os.path.exists(os.path.join(ckpt, "config.json")):  # another process finished first
             return ckpt

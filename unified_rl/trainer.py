@@ -108,12 +108,14 @@ def _stats(step_data, coef, cfg):
 
 
 def train(method="grpo", preset="auto", steps=None, seed=0, init=None, out=None, progress=True,
-          lab=None, eval_every=None, resume=False, **overrides):
+          lab=None, eval_every=None, resume=False, _cap=True, **overrides):
     """Train `method` and return a Run. The notebooks and `python -m unified_rl train` share this path.
 
     init: a checkpoint to start from; by default SFT starts from scratch and every other method
     from the cached SFT checkpoint of the same preset. overrides change fields of the preset's
     RLConfig (or SFTConfig for sft), e.g. train("grpo", beta=0.0, group_size=4).
+    $UNIFIED_RL_MAX_STEPS, if set, caps `steps` (the browser tests run every notebook this way);
+    the cached SFT model is never capped.
     """
     m = get_method(method)
     preset = get_preset(preset if lab is None else lab.preset)
@@ -124,6 +126,8 @@ def train(method="grpo", preset="auto", steps=None, seed=0, init=None, out=None,
     steps = steps if steps is not None else getattr(preset, key).steps
     if steps < 0:
         raise ValueError(f"steps must be >= 0, got {steps}")
+    if _cap and os.environ.get("UNIFIED_RL_MAX_STEPS"):
+        steps = min(steps, int(os.environ["UNIFIED_RL_MAX_STEPS"]))
     seed_everything(seed)
     if lab is None:
         if resume and out and os.path.isdir(os.path.join(out, "checkpoint")):

@@ -87,6 +87,8 @@ def lab(tmp_path_factory):
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(json.dumps(values))
     env.pop("MPLBACKEND", None)  # the kernel must keep the inline backend
+    # the widgets are under test here, not training (nbval runs the full notebooks): cap each train()
+    env.setdefault("UNIFIED_RL_MAX_STEPS", "2")
     port, token = _free_port(), "url-browser-test"
     proc = subprocess.Popen(
         [sys.executable, "-m", "jupyterlab", "--no-browser", "--allow-root", "--ip=127.0.0.1", f"--port={port}",
