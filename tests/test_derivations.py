@@ -193,7 +193,7 @@ def test_latex_shows_objective_gc_and_printed_form():
     dpo = derive("dpo", 2)._repr_latex_()
     assert dpo.startswith("$") and r"\sigma" in dpo and r"\text{printed}" in dpo
     assert r"\text{printed}" not in derive("sft", 2).latex()
-    assert r"\frac{\partial J}{\partial \ell_{1,1}}" in derive("grpo", 1).latex()
+    assert r"G\,|o_i|\,\frac{\partial J}{\partial \ell_{1,1}}" in derive("grpo", 1).latex()
 
 
 def test_bad_requests_raise_value_error():

@@ -10,7 +10,7 @@ objective is eq 3 of section 4.1.1).
     check(d)               # AssertionError with a readable message if any claim fails
     d                      # in a notebook: renders J, the derived GC and the printed form
 """
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import sympy as sp
@@ -32,6 +32,7 @@ class Derivation:
     claims: tuple = ()  # (statement, expression that must simplify to 0)
     cases: tuple = (("for all values", {}),)  # substitutions under which gc == hand is proved
     notes: tuple = ()
+    scale: str = "|o|"  # LaTeX of the factor that turns dJ/d ell into GC
 
     def evaluate(self, which="gc", **values):
         """Evaluate `gc`, `hand` or `printed` at numbers given per argument name; returns an array."""
@@ -54,9 +55,9 @@ class Derivation:
 
     def latex(self, t=0):
         """LaTeX of J, the derived GC of token t, the hand form and (if it differs) the printed one."""
-        ell = _flat(self.symbols.get("logp", self.symbols.get("logp_chosen")))[t]
+        ell = self.symbols.get("logp", self.symbols.get("logp_chosen"))[t]
         rows = [rf"J &= {sp.latex(self.objective)}",
-                rf"|o|\,\frac{{\partial J}}{{\partial {sp.latex(ell)}}} &= {sp.latex(self.gc[t])}",
+                rf"{self.scale}\,\frac{{\partial J}}{{\partial {sp.latex(ell)}}} &= {sp.latex(self.gc[t])}",
                 rf"\text{{by hand}} &= {sp.latex(self.hand[t])}"]
         if self.printed is not None:
             rows.append(rf"\text{{printed}} &= {sp.latex(self.printed[t])}")
@@ -64,10 +65,6 @@ class Derivation:
 
     def _repr_latex_(self):
         return f"$\\displaystyle {self.latex()}$"
-
-
-def _flat(x):
-    return x if isinstance(x, tuple) else (x,)
 
 
 def _toks(name, n):
@@ -123,16 +120,20 @@ def _sft(n):
                       {"logp": l}, notes=("Exact: the GC of eq 7 is 1 on every token.",))
 
 
-def _rft(n, method="rft", equations="eq 8, 9, 10"):
+def _rft(n):
     l, I = _toks("ell", n), sp.Symbol("I", nonnegative=True)
     J = sum(I * lt for lt in l) / n  # eq 8; I(o) depends on o only, not on theta
-    notes = ("Exact: I(o) is a constant of theta, so GC = I(o) (eq 10).",)
-    if method == "online_rft":
-        notes += ("Only the data source differs from RFT: o ~ pi_theta. Eq 11, like every method "
-                  "here, differentiates the per-sample term with the samples held fixed; the "
-                  "gradient of the expectation over o ~ pi_theta would add a score-function term.",)
-    return Derivation(method, equations, J, _derive(J, l, n), (I,) * n, None,
-                      {"logp": l, "correct": I}, notes=notes)
+    return Derivation("rft", "eq 8, 9, 10", J, _derive(J, l, n), (I,) * n, None,
+                      {"logp": l, "correct": I},
+                      notes=("Exact: I(o) is a constant of theta, so GC = I(o) (eq 10).",))
+
+
+def _online_rft(n):
+    d = _rft(n)
+    note = ("Only the data source differs from RFT: o ~ pi_theta. Eq 11, like every method here, "
+            "differentiates the per-sample term with the samples held fixed; the gradient of the "
+            "expectation over o ~ pi_theta itself would add a score-function term.")
+    return replace(d, method="online_rft", equations="eq 8, 11", notes=d.notes + (note,))
 
 
 def _dpo(n):
@@ -146,8 +147,9 @@ def _dpo(n):
     per_tok = [sigmoid(BETA * (lr[t] - rr[t]) - BETA * (lc[t] - rc[t])) for t in range(n)]  # eq 14
     printed = tuple(per_tok) + tuple(-p for p in per_tok)  # eq 13 subtracts it on rejected tokens
     at_means = sigmoid(BETA * x_r - BETA * x_c)  # eq 14 with the per-token arguments -> their means
-    claims = (("exact / printed = beta once eq 14's per-token arguments are the sequence means",
-               gc[0] / at_means - BETA),)
+    claims = tuple((f"exact / printed = beta on {side} tokens once eq 14's per-token arguments "
+                    "are the sequence means", g / (sign * at_means) - BETA)
+                   for side, g, sign in (("chosen", gc[0], 1), ("rejected", gc[n], -1)))
     notes = ("The exact GC is beta * sigmoid(beta x- - beta x+) on chosen tokens and its negative on "
              "rejected ones, x the length-normalised log-ratio of eq 12.",
              "Eq 14 omits the leading beta (the inner derivative of beta * x) and writes the sigmoid's "
@@ -159,19 +161,13 @@ def _dpo(n):
     return Derivation("dpo", "eq 12, 13, 14", J, gc, hand, printed, symbols, claims, notes=notes)
 
 
-def _ppo(n):
-    l, lo, A = _toks("ell", n), _toks("ell^old", n), _toks("A", n)
-    ratio = [sp.exp(a - b) for a, b in zip(l, lo)]
-    J = sum(r * a for r, a in zip(ratio, A)) / n  # eq 16
-    gc = _derive(J, l, n)
-    claims = tuple((f"at pi_old = pi_theta token {t + 1}'s GC is A_t (eq 17, 18)",
-                    _on_policy(gc[t], l, lo) - A[t]) for t in range(n))
-    notes = ("Eq 16 is eq 15 without min and clip. Its exact GC is r_t A_t, r_t = pi_theta / pi_old; "
-             "eq 17/18's A_t is its value at pi_old = pi_theta (one update per exploration stage).",
-             "A_t (GAE) is computed from rewards and the value model V_psi, a constant of theta.",
-             "Eq 15-16 condition on o_{<=t}; o_{<t} is meant.")
-    return Derivation("ppo", "eq 16, 17, 18", J, gc, tuple(r * a for r, a in zip(ratio, A)), A,
-                      {"adv": A, "logp": l, "logp_old": lo}, claims, notes=notes)
+def _policy_terms(l, lo, A, clipped):
+    """Ratio terms r A (eq 16, 19) or min(r A, clip(r) A) (eq 15, 3), and their hand-derived GC."""
+    ratio = [sp.exp(a - b) for a, b in zip(l, lo)]  # pi_theta / pi_old
+    if not clipped:
+        return [r * a for r, a in zip(ratio, A)], [r * a for r, a in zip(ratio, A)]
+    terms = [sp.Min(r * a, clip(r, 1 - EPS, 1 + EPS) * a) for r, a in zip(ratio, A)]
+    return terms, [clipped_gc(r, a, EPS) for r, a in zip(ratio, A)]
 
 
 def _clip_cases(l, lo, adv):
@@ -188,22 +184,30 @@ def _clip_cases(l, lo, adv):
     return tuple(cases)
 
 
-def _ppo_clip(n):
+CLIP_NOTES = ("The GC of min(r A, clip(r, 1-eps, 1+eps) A) is r A where the unclipped term is "
+              "active and 0 where the clip is (A > 0 and r > 1+eps, or A < 0 and r < 1-eps). With "
+              "A > 0 and r < 1-eps the min picks r A, so the GC stays r A there.",
+              "At the kinks r = 1 +- eps J has no derivative; sympy's Heaviside(0) = 1/2 averages.")
+
+
+def _ppo(n, clipped=False):
     l, lo, A = _toks("ell", n), _toks("ell^old", n), _toks("A", n)
-    ratio = [sp.exp(a - b) for a, b in zip(l, lo)]
-    J = sum(sp.Min(r * a, clip(r, 1 - EPS, 1 + EPS) * a) for r, a in zip(ratio, A)) / n  # eq 15
-    gc = tuple(n * sp.diff(J, lt) for lt in l)  # Heaviside steps from Min/Max; simplify adds nothing
+    terms, hand = _policy_terms(l, lo, A, clipped)
+    J = sum(terms) / n  # eq 15 (clipped) or eq 16
+    # Min/Max differentiate to Heaviside steps, which simplify cannot tidy: keep them raw
+    gc = tuple(n * sp.diff(J, x) for x in l) if clipped else _derive(J, l, n)
     claims = tuple((f"at pi_old = pi_theta token {t + 1}'s GC is A_t (eq 17, 18)",
                     _on_policy(gc[t], l, lo) - A[t]) for t in range(n))
-    notes = ("The GC of the clipped objective is r_t A_t where the unclipped term is active and 0 "
-             "where the clip is (A > 0 and r > 1+eps, or A < 0 and r < 1-eps). With A > 0 and "
-             "r < 1-eps the min picks r A, so the GC stays r A there.",
-             "At r = 1 every token is inside the clip range and the GC is A_t: the paper's eq 17/18.",
-             "At the kinks r = 1 +- eps J has no derivative; sympy's Heaviside(0) = 1/2 averages.")
-    return Derivation("ppo_clip", "eq 15, 17, 18", J, gc,
-                      tuple(clipped_gc(r, a, EPS) for r, a in zip(ratio, A)), A,
-                      {"adv": A, "logp": l, "logp_old": lo, "clip_eps": EPS}, claims,
-                      _clip_cases(l, lo, A), notes)
+    notes = ("The exact GC is r_t A_t, r_t = pi_theta / pi_old; eq 17/18's A_t is its value at "
+             "pi_old = pi_theta (one update per exploration stage, as the paper assumes).",
+             "A_t (GAE) is computed from rewards and the value model V_psi, a constant of theta.",
+             "Eq 15-16 condition on o_{<=t}; o_{<t} is meant.")
+    symbols = {"adv": A, "logp": l, "logp_old": lo}
+    if clipped:
+        return Derivation("ppo_clip", "eq 15, 17, 18", J, gc, tuple(hand), A,
+                          {**symbols, "clip_eps": EPS}, claims, _clip_cases(l, lo, A),
+                          CLIP_NOTES + notes)
+    return Derivation("ppo", "eq 16, 17, 18", J, gc, tuple(hand), A, symbols, claims, notes=notes)
 
 
 def _grpo(n, group_size=2, clipped=False):
@@ -212,15 +216,9 @@ def _grpo(n, group_size=2, clipped=False):
     sym = lambda name: tuple(sp.Symbol(f"{name}_{i},{t}", real=True) for i, t in idx)  # noqa: E731
     l, lo, lref, A = sym("ell"), sym("ell^old"), sym("ell^ref"), sym("Ahat")
     pi, pi_ref = [sp.exp(x) for x in l], [sp.exp(x) for x in lref]
-    ratio = [sp.exp(a - b) for a, b in zip(l, lo)]
     k3 = [pr / p - sp.log(pr / p) - 1 for p, pr in zip(pi, pi_ref)]  # eq 4's unbiased KL estimator
-    if clipped:  # eq 3: the objective GRPO is trained with
-        policy = [sp.Min(r * a, clip(r, 1 - EPS, 1 + EPS) * a) for r, a in zip(ratio, A)]
-        hand_policy = [clipped_gc(r, a, EPS) for r, a in zip(ratio, A)]
-    else:  # eq 19: no clip, as printed
-        policy = [r * a for r, a in zip(ratio, A)]
-        hand_policy = policy
-    J = sum(p - BETA * k for p, k in zip(policy, k3)) / (G * n)
+    terms, hand = _policy_terms(l, lo, A, clipped)  # eq 3 trains with the clip; eq 19 drops it
+    J = sum(p - BETA * k for p, k in zip(terms, k3)) / (G * n)
     gc = tuple(G * n * sp.diff(J, x) for x in l)  # 1/G is the batch mean of eq 5
     gc = gc if clipped else tuple(sp.simplify(g) for g in gc)
     kl_gc = [BETA * (pr / p - 1) for p, pr in zip(pi, pi_ref)]
@@ -235,23 +233,22 @@ def _grpo(n, group_size=2, clipped=False):
              "Eq 20 writes {o_t}_{t=1}^G for {o_i}_{i=1}^G and drops q from pi(o_{i,t} | o_{i,<t}); "
              "eq 19 conditions on o_{i,<=t} where o_{i,<t} is meant.")
     symbols = {"adv": A, "logp": l, "logp_old": lo, "logp_ref": lref, "beta": BETA}
-    hand = tuple(h + k for h, k in zip(hand_policy, kl_gc))
-    if clipped:
-        symbols["clip_eps"] = EPS
-        notes = ("The ratio term is clipped as in PPO: r * A-hat inside the clip range, 0 where the "
-                 "clip is active; the KL term is unaffected by the clip.",) + notes
-        return Derivation("grpo_clip", "eq 3, 4, 21", J, gc, hand, printed, symbols, claims,
-                          _clip_cases(l, lo, A), notes)
-    return Derivation("grpo", "eq 19, 20, 21", J, gc, hand, printed, symbols, claims, notes=notes)
+    hand = tuple(h + k for h, k in zip(hand, kl_gc))
+    if clipped:  # the KL term is untouched by the clip
+        return Derivation("grpo_clip", "eq 3, 4, 21", J, gc, hand, printed,
+                          {**symbols, "clip_eps": EPS}, claims, _clip_cases(l, lo, A),
+                          CLIP_NOTES + notes, r"G\,|o_i|")
+    return Derivation("grpo", "eq 19, 20, 21", J, gc, hand, printed, symbols, claims,
+                      notes=notes, scale=r"G\,|o_i|")
 
 
 REGISTRY = {
     "sft": _sft,
     "rft": _rft,
-    "online_rft": lambda n: _rft(n, "online_rft", "eq 8, 11"),
+    "online_rft": _online_rft,
     "dpo": _dpo,
     "ppo": _ppo,
-    "ppo_clip": _ppo_clip,
+    "ppo_clip": lambda n: _ppo(n, clipped=True),
     "grpo": _grpo,
     "grpo_clip": lambda n, group_size=2: _grpo(n, group_size, clipped=True),
 }
@@ -273,32 +270,31 @@ def _sign(x):
     return 1 if x.is_positive else -1 if x.is_negative else 0 if x.is_zero else None
 
 
+_RELATIONS = {sp.StrictGreaterThan: (1,), sp.GreaterThan: (0, 1),
+              sp.StrictLessThan: (-1,), sp.LessThan: (-1, 0)}  # signs of lhs - rhs that make it true
+
+
 def _decide(expr):
     """Evaluate Min, Max, Heaviside and comparisons whose sign follows from the symbols' assumptions."""
-    def pick(args, better):
+    def pick(kind, want, *args):  # Min wants the arg the others exceed (-1), Max the opposite
         best = args[0]
         for b in args[1:]:
             s = _sign(b - best)
             if s is None:
-                return None
-            best = b if s == better else best
+                return kind(*args)
+            best = b if s == want else best
         return best
 
     def rel(kind, lhs, rhs):
         s = _sign(lhs - rhs)
-        ok = {sp.StrictGreaterThan: s == 1, sp.GreaterThan: s in (0, 1),
-              sp.StrictLessThan: s == -1, sp.LessThan: s in (0, -1)}[kind]
-        return kind(lhs, rhs) if s is None else sp.true if ok else sp.false
+        return kind(lhs, rhs) if s is None else sp.true if s in _RELATIONS[kind] else sp.false
 
-    def either(x, default):
-        return default if x is None else x
-
-    for _ in range(5):  # inner Min/Max first resolve, then the steps and branches around them
+    for _ in range(5):  # inner Min/Max resolve first, then the steps and branches around them
         before = expr
-        expr = expr.replace(sp.Min, lambda *a: either(pick(a, -1), sp.Min(*a)))
-        expr = expr.replace(sp.Max, lambda *a: either(pick(a, 1), sp.Max(*a)))
+        expr = expr.replace(sp.Min, lambda *a: pick(sp.Min, -1, *a))
+        expr = expr.replace(sp.Max, lambda *a: pick(sp.Max, 1, *a))
         expr = expr.replace(sp.Heaviside, lambda x, *h: {1: 1, -1: 0}.get(_sign(x), sp.Heaviside(x, *h)))
-        for kind in (sp.StrictGreaterThan, sp.GreaterThan, sp.StrictLessThan, sp.LessThan):
+        for kind in _RELATIONS:
             expr = expr.replace(kind, lambda lhs, rhs, kind=kind: rel(kind, lhs, rhs))
         if expr == before:
             break
