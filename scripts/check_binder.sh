@@ -10,7 +10,7 @@ python3 -m venv "$venv"
 # the CPU wheel index may be unreachable here: take torch==2.13.0 (a CPU build) from pip's default
 grep -v -e '^--extra-index-url' -e '^torch==' binder/requirements.txt > "$venv/requirements.txt"
 "$venv/bin/pip" install -q torch==2.13.0 -r "$venv/requirements.txt"
-(cd "$venv" && bash ../../binder/postBuild) 2>/dev/null || "$venv/bin/pip" install -q --no-deps -e .
+PATH="$PWD/$venv/bin:$PATH" bash binder/postBuild  # as Binder runs it: pip install --no-deps -e .
 "$venv/bin/pip" install -q nbval pytest
 "$venv/bin/python" -c "import unified_rl, torch; print('unified_rl', unified_rl.__version__, 'torch', torch.__version__)"
 "$venv/bin/pytest" -q --nbval-lax --nbval-cell-timeout=600 course/
