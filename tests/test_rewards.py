@@ -4,7 +4,7 @@ import pytest
 import torch
 
 from unified_rl.models import ModelConfig, RewardModel, build_policy
-from unified_rl.rewards import ModelReward, NoisyReward, RuleReward, process_rewards, rule_reward
+from unified_rl.rewards import _char_ends, ModelReward, NoisyReward, RuleReward, process_rewards, rule_reward
 from unified_rl.sampling import rollout_from_texts, sample
 from unified_rl.task import TaskConfig, make_problem
 from unified_rl.tokenizer import build_tokenizer
@@ -94,6 +94,11 @@ def test_process_rewards_on_samples(tok):
     assert smask.sum(-1).min() >= 1  # every response has at least the answer step
     outcome = rewards[torch.arange(len(r)), r.mask.cumsum(-1).argmax(-1)]  # reward on last token
     assert torch.equal(outcome, rule_reward(r.problems, r.texts))
+    for i in range(len(r)):  # the concatenation shortcut agrees with decoding every prefix
+        ids = r.input_ids[i, r.prompt_len:r.prompt_len + int(r.mask[i].sum())].tolist()
+        fast = _char_ends(tok, ids, r.texts[i], {})
+        slow = _char_ends(tok, ids, "forces the prefix path", {})
+        assert fast == slow and fast[-1] == len(r.texts[i])
 
 
 def test_model_reward(tok):

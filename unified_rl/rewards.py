@@ -10,6 +10,8 @@ Every reward is a callable `reward(rollout) -> (B,) tensor`, so a method can swa
 - `NoisyReward`: flips 0/1 rewards at random, to study a reward that is sometimes wrong.
 """
 
+from itertools import accumulate
+
 import torch
 
 from .sampling import rollout_from_texts
@@ -30,9 +32,14 @@ class RuleReward:
         return rule_reward(rollout.problems, rollout.texts).to(rollout.mask.device)
 
 
-def _char_ends(tokenizer, ids: list[int]) -> list[int]:
+def _char_ends(tokenizer, ids: list[int], text: str, pieces: dict) -> list[int]:
     """For each token, how many characters of the decoded response end at or before it."""
-    # decoding prefixes works for any tokenizer (multi-char tokens, special tokens skipped)
+    for i in ids:
+        if i not in pieces:
+            pieces[i] = tokenizer.decode([i], skip_special_tokens=True)
+    if "".join(pieces[i] for i in ids) == text:  # decoding is concatenation here (e.g. our chars)
+        return list(accumulate(len(pieces[i]) for i in ids))
+    # otherwise decode every prefix: slower, right for any tokenizer
     return [len(tokenizer.decode(ids[: k + 1], skip_special_tokens=True)) for k in range(len(ids))]
 
 
@@ -57,11 +64,12 @@ def process_rewards(tokenizer, rollout) -> tuple[torch.Tensor, torch.Tensor]:
     step_mask = torch.zeros(B, T)
     lengths = rollout.mask.sum(-1).long().tolist()
     P = rollout.prompt_len
+    pieces = {}  # token id -> its decoded text, shared by all rows
     for i, (problem, text, n) in enumerate(zip(rollout.problems, rollout.texts, lengths)):
         if n == 0:
             raise ValueError(f"row {i} has no response tokens")
         ids = rollout.input_ids[i, P:P + n].tolist()
-        ends = _char_ends(tokenizer, ids)
+        ends = _char_ends(tokenizer, ids, text, pieces)
         if ends[-1] != len(text):
             raise ValueError(f"row {i}: rollout.texts does not match its response tokens")
         marks = {}  # response token index -> reward; several steps on one token must all be right
