@@ -1,0 +1,89 @@
+"""Exercises of notebook 00 (eq 5: one gradient, three components).
+
+In the notebook:  from unified_rl.course.ex.nb00_paradigm import q1, q2, q3
+"""
+
+import torch
+
+from unified_rl import paradigm
+from unified_rl.course.exercises import ChoiceExercise, FunctionExercise, ValueExercise
+
+# q1 (choice): which of the three components separates GRPO from online RFT.
+q1 = ChoiceExercise(
+    {"data source": "where (q, o) come from", "reward function": "how o is scored",
+     "gradient coefficient": "how hard each token's log-prob is pushed"},
+    "gradient coefficient", var="grpo_differs_in", title="Q1: GRPO vs online RFT",
+    hint="Look at the rows of online-rft and grpo in the table: which column differs?",
+    why={"data source": "both sample the current policy (`PolicySamples`)",
+         "reward function": "both score a sample with the same rule (`RuleReward`)"},
+    wrong=["data source", "reward function"],
+)
+
+
+# q2 (predict-then-run): the gradient of the surrogate with respect to one token's log-prob.
+def _surrogate_grad_first_token():
+    mask = torch.tensor([[1.0] * 4 + [0.0] * 4, [1.0] * 8], dtype=torch.float64)  # |o_0| = 4, |o_1| = 8
+    logp = torch.zeros_like(mask, requires_grad=True)
+    paradigm.surrogate_loss(logp, torch.ones_like(mask), mask).backward()
+    return logp.grad[0, 0].item()
+
+
+q2 = ValueExercise(
+    _surrogate_grad_first_token, atol=1e-6, var="d_loss_d_logp",
+    title="Q2: predict d(surrogate)/d logp[0, 0]",
+    hint=["The surrogate is -(1/B) sum_i (1/|o_i|) sum_t GC * logp[i, t]; differentiate it with respect to one entry.",
+          "B = 2, |o_0| = 4 and GC = 1: the derivative is -GC / (B |o_0|)."],
+    solution="```python\nd_loss_d_logp = -1 / (2 * 4)   # -GC / (B |o_0|) = -0.125\n```",
+    wrong=[-0.25, -1 / 12, 0.125],  # no batch mean; one mean over all 12 tokens; the sign of J, not of the loss
+)
+
+
+# q3 (implementation): the eq-5 surrogate, checked against paradigm.surrogate_loss.
+def _surrogate_solution(logp, coef, mask):
+    per_seq = (coef.detach() * logp * mask).sum(-1) / mask.sum(-1)  # (B,) 1/|o_i| sum_t GC logp
+    return -per_seq.mean()
+
+
+def _token_mean(logp, coef, mask):
+    return -(coef * logp * mask).sum() / mask.sum()
+
+
+def _no_minus(logp, coef, mask):
+    return ((coef * logp * mask).sum(-1) / mask.sum(-1)).mean()
+
+
+def _no_mask(logp, coef, mask):
+    return -((coef * logp).sum(-1) / mask.sum(-1)).mean()
+
+
+def _random_batch(gen):
+    B, T = int(torch.randint(1, 5, (), generator=gen)), int(torch.randint(3, 8, (), generator=gen))
+    start = torch.randint(0, 2, (B,), generator=gen)  # a prompt token before some responses
+    length = torch.randint(1, T, (B,), generator=gen)
+    t = torch.arange(T)[None]
+    mask = ((t >= start[:, None]) & (t < start[:, None] + length[:, None])).double()  # (B, T)
+    return {"logp": -3 * torch.rand(B, T, generator=gen, dtype=torch.float64),
+            "coef": torch.randn(B, T, generator=gen, dtype=torch.float64) * mask, "mask": mask}
+
+
+q3 = FunctionExercise(
+    paradigm.surrogate_loss,
+    cases={
+        "two responses of equal length": {"logp": torch.tensor([[-1.0, -2.0], [-0.5, -0.5]]),
+                                          "coef": torch.tensor([[1.0, 1.0], [0.0, 0.0]]),
+                                          "mask": torch.ones(2, 2)},
+        "lengths 1 and 3": {"logp": torch.tensor([[-1.0, 0.0, 0.0], [-1.0, -2.0, -3.0]]),
+                            "coef": torch.tensor([[2.0, 0.0, 0.0], [1.0, 1.0, 1.0]]),
+                            "mask": torch.tensor([[1.0, 0.0, 0.0], [1.0, 1.0, 1.0]])},
+        "a prompt token off the mask": {"logp": torch.tensor([[-5.0, -1.0, -1.0]]),
+                                         "coef": torch.tensor([[1.0, 1.0, 1.0]]),
+                                         "mask": torch.tensor([[0.0, 1.0, 1.0]])},
+    },
+    random_inputs=_random_batch, atol=1e-9,
+    var="my_surrogate_loss", title="Q3: write the eq-5 surrogate",
+    hint=["Per response: sum GC * logp over its tokens (mask!) and divide by its length |o_i|; "
+          "then average over the batch and negate (it is a loss to minimise).",
+          "Detach the coefficient (`coef.detach()`): GC is a weight, not something to differentiate."],
+    solution_value=_surrogate_solution,
+    wrong=[_token_mean, _no_minus, _no_mask],
+)

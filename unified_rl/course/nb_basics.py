@@ -1,0 +1,167 @@
+"""Helpers for the opening notebooks: 00 (eq 5), 01 (SFT), 02 (RFT) and 03 (online RFT).
+
+Everything here reads the package rather than restating it: the table of methods is built from
+`methods.METHODS` and the docstrings of `coefficients`, the trainer excerpt from the trainer's own
+source, the length-normalisation weights from autograd of `paradigm.surrogate_loss`.
+Reference: DeepSeekMath (arXiv 2402.03300), section 5.2.1 and appendix A.1, eq 5-11.
+"""
+
+import inspect
+import re
+
+import ipywidgets as W
+import torch
+from matplotlib.figure import Figure
+
+from unified_rl import coefficients, paradigm
+from unified_rl.course.widgets import Explorer
+from unified_rl.methods import METHODS
+from unified_rl.sampling import rollout_from_texts
+
+
+def markdown_table(rows):
+    """A Markdown table (rendered by Jupyter) from rows; the first row is the header."""
+    from IPython.display import Markdown
+
+    def cell(v):
+        s = f"{v:.4g}" if isinstance(v, float) else str(v)
+        return s.replace("|", "\\|").replace("\n", " ")
+
+    lines = ["| " + " | ".join(cell(v) for v in rows[0]) + " |", "|" + "---|" * len(rows[0])]
+    lines += ["| " + " | ".join(cell(v) for v in r) + " |" for r in rows[1:]]
+    return Markdown("\n".join(lines))
+
+
+def _first_line(obj):
+    return (inspect.getdoc(obj) or "").strip().split("\n")[0]
+
+
+def _gc_function(method):
+    """The `coefficients` function a method's coefficient calls (read from its source)."""
+    called = re.findall(r"\bC\.(\w+)\(", inspect.getsource(method.coefficient))
+    if len(called) != 1:
+        raise ValueError(f"{method.name}: expected one call into coefficients, found {called}")
+    return getattr(coefficients, called[0])
+
+
+def method_rows(lab):
+    """One row per method of `METHODS`: data source, reward, GC and what is computed before the update.
+
+    The data source is built from `lab` (nothing is sampled) so that its type can be shown even where
+    the method wraps it (DPO's pairs); the GC is the first docstring line of the coefficient called.
+    """
+    rows = [["method", "data source D", "reward function", "gradient coefficient GC", "also", "in words"]]
+    for name, m in METHODS.items():
+        source = m.data_source(lab)
+        reward = "none: the data is human-written (human selection)" if m.reward is None else (
+            f"`{type(m.reward).__name__}`: {_first_line(m.reward)}")
+        gc = _gc_function(m)
+        extra = []
+        if m.advantage is not None:
+            extra.append(f"`{m.advantage.__name__}`: {_first_line(m.advantage)}")
+        if m.critic is not None:
+            extra.append(f"`{m.critic.__name__}`: {_first_line(m.critic)}")
+        rows.append([f"**{name}**", f"`{type(source).__name__}`: {_first_line(source)}", reward,
+                     f"`coefficients.{gc.__name__}`: {_first_line(gc)}", "; ".join(extra) or "", m.summary])
+    return rows
+
+
+def excerpt(func, start, end):
+    """The lines of `func`'s source from the first containing `start` to the next containing `end`."""
+    lines = inspect.getsource(func).split("\n")
+    try:
+        i = next(k for k, line in enumerate(lines) if start in line)
+        j = next(k for k in range(i, len(lines)) if end in lines[k])
+    except StopIteration:
+        raise ValueError(f"{func.__qualname__} no longer contains {start!r} ... {end!r}") from None
+    indent = min(len(line) - len(line.lstrip()) for line in lines[i:j + 1] if line.strip())
+    return "\n".join(line[indent:] for line in lines[i:j + 1])
+
+
+def token_rows(tokenizer, problem, text=None):
+    """How one (prompt, response) pair is tokenised, and which targets the mask of eq 6 counts.
+
+    Rows: target position t, the context's last token, the target token, its id, mask[t].
+    """
+    r = rollout_from_texts(tokenizer, [problem], [problem.solution if text is None else text])
+    ids = r.input_ids[0].tolist()
+    toks = tokenizer.convert_ids_to_tokens(ids)
+    rows = [["t", "input token", "target o_t", "target id", "mask (counts in eq 6)"]]
+    for t in range(len(ids) - 1):
+        rows.append([t, toks[t], toks[t + 1], ids[t + 1], int(r.mask[0, t])])
+    return rows
+
+
+def token_weights(lengths, normalisation="eq5"):
+    """(B, T) weight of each token's grad log pi in the loss's gradient, read off by autograd.
+
+    "eq5": `paradigm.surrogate_loss` with GC = 1 (SFT): 1/(B |o_i|) per token.
+    "token": one mean over every token of the batch: 1/sum_i |o_i| per token.
+    """
+    lengths = torch.as_tensor(lengths)
+    T = int(lengths.max())
+    mask = (torch.arange(T)[None] < lengths[:, None]).double()  # (B, T)
+    logp = torch.zeros_like(mask, requires_grad=True)
+    if normalisation == "eq5":
+        loss = paradigm.surrogate_loss(logp, coefficients.sft(mask), mask)
+    elif normalisation == "token":
+        loss = -(logp * mask).sum() / mask.sum()
+    else:
+        raise ValueError(f"normalisation must be 'eq5' or 'token', got {normalisation!r}")
+    loss.backward()
+    return -logp.grad, mask
+
+
+def length_explorer(short=6, long=14, n_short=1, n_long=1):
+    """Eq 6's 1/|o| against one token mean over the batch: per-token and per-response gradient weight."""
+    def slider(description, value, lo, hi):
+        return W.IntSlider(value=value, min=lo, max=hi, step=1, description=description, continuous_update=False,
+                           style={"description_width": "initial"}, layout=W.Layout(width="420px"))
+
+    controls = {"long": slider("|o| of the long responses", long, 2, 30),
+                "short": slider("|o| of the short responses", short, 2, 30),
+                "n_long": slider("how many long responses", n_long, 1, 4),
+                "n_short": slider("how many short responses", n_short, 1, 4)}
+
+    def compute(long, short, n_long, n_short):
+        lengths = [short] * n_short + [long] * n_long
+        w5, mask = token_weights(lengths, "eq5")
+        wt, _ = token_weights(lengths, "token")
+        per_tok = {"eq 6 (1/|o|)": w5.amax(1), "token mean": wt.amax(1)}
+        per_resp = {"eq 6 (1/|o|)": w5.sum(1), "token mean": wt.sum(1)}
+        data = {"lengths": lengths, "per_token": per_tok, "per_response": per_resp}
+        fig = Figure(figsize=(8, 2.8), layout="constrained")
+        axes = fig.subplots(1, 2)
+        x = torch.arange(len(lengths))
+        for k, (name, d) in enumerate([("weight of each token's ∇log π", per_tok),
+                                       ("total weight of each response", per_resp)]):
+            for j, (label, v) in enumerate(d.items()):
+                axes[k].bar(x + 0.4 * j - 0.2, v, width=0.4, label=label)
+            axes[k].set_xticks(x, [f"|o|={n}" for n in lengths], fontsize=7)
+            axes[k].set_title(name, fontsize=9)
+        axes[0].legend(fontsize=7)
+        rows = [["response", "|o|", "per token, eq 6", "per token, token mean",
+                 "whole response, eq 6", "whole response, token mean"]] + [
+            [i, n, per_tok["eq 6 (1/|o|)"][i].item(), per_tok["token mean"][i].item(),
+             per_resp["eq 6 (1/|o|)"][i].item(), per_resp["token mean"][i].item()]
+            for i, n in enumerate(lengths)]
+        return data, fig, rows
+
+    return Explorer("SFT: how 1/|o| weighs long and short responses", controls, "long", compute,
+                    "Eq 6 gives every response the same total weight; a token mean gives every token the same weight.")
+
+
+def greedy_rows(before, after, tokenizer, problems, labels=("before", "after")):
+    """Greedy answers of two policies on the same problems, with a mark for each correct answer."""
+    from unified_rl.rewards import rule_reward
+    from unified_rl.sampling import sample
+
+    rows = [["prompt", "reference"] + list(labels)]
+    outs = []
+    for policy in (before, after):
+        r = sample(policy, tokenizer, problems, greedy=True)
+        ok = rule_reward(r.problems, r.texts)
+        outs.append([f"`{t}` " + ("✓" if c else "✗") for t, c in zip(r.texts, ok.tolist())])
+    for i, p in enumerate(problems):
+        rows.append([f"`{p.prompt}`", f"`{p.solution}`", outs[0][i], outs[1][i]])
+    return rows
