@@ -1,0 +1,136 @@
+"""Exercises of course/04_dpo.ipynb: DPO's coefficient (eq 12-14), derived, implemented, predicted.
+
+In the notebook:  from unified_rl.course.ex.nb04_dpo import q1, q2, q3, q4
+Each exercise names the notebook variable it reads and carries its solution and plausible wrong
+answers (tests/test_exercises.py runs every checker on them). References are the package's own
+functions (`coefficients.dpo`), never a copy.
+"""
+
+import sympy
+import torch
+
+from unified_rl import coefficients
+from unified_rl.course.exercises import ChoiceExercise, ExpressionExercise, FunctionExercise, ValueExercise
+
+# q1 (derivation): the coefficient of one *rejected* token, with |o-| = 2 and per-token log-ratios
+# l1, l2 (log pi_theta - log pi_ref), so x- = (l1 + l2) / 2. GC = |o-| * dJ/dl1 (DESIGN.md).
+beta, x_plus, l1, l2 = sympy.symbols("beta x_plus l1 l2", positive=True)
+
+
+def _sigmoid(z):
+    return 1 / (1 + sympy.exp(-z))
+
+
+def _q1_objective():
+    return sympy.log(_sigmoid(beta * x_plus - beta * (l1 + l2) / 2))  # eq 12 for one pair
+
+
+q1 = ExpressionExercise(
+    lambda: 2 * sympy.diff(_q1_objective(), l1),
+    var="gc_rejected_token", title="Q1: the coefficient of a rejected token",
+    hint=["Write J = log(sigmoid(beta*x_plus - beta*(l1 + l2)/2)) with sympy, differentiate with respect "
+          "to l1, and multiply by |o-| = 2 (eq 5 divides by |o|, so GC = |o| dJ/dl).",
+          "d/dz log sigmoid(z) = sigmoid(-z); the inner derivative of -beta*(l1 + l2)/2 is -beta/2."],
+    solution=("```python\nJ = sympy.log(1 / (1 + sympy.exp(-(beta * x_plus - beta * (l1 + l2) / 2))))\n"
+              "gc_rejected_token = 2 * sympy.diff(J, l1)\n"
+              "# = -beta * sigmoid(beta*x_minus - beta*x_plus), x_minus = (l1 + l2)/2: eq 14 with its beta\n```"),
+    wrong=[sympy.diff(_q1_objective(), l1),  # forgot |o-|: off by 1/2
+           -_sigmoid(beta * (l1 + l2) / 2 - beta * x_plus),  # eq 14 as printed: no leading beta
+           beta * _sigmoid(beta * (l1 + l2) / 2 - beta * x_plus),  # sign of a chosen token
+           -beta * _sigmoid(beta * l1 - beta * x_plus)],  # the per-token argument of the printed eq 14
+)
+
+
+# q2 (implementation): the exact DPO coefficient, checked against coefficients.dpo.
+def _dpo_solution(logp_chosen, logp_ref_chosen, mask_chosen, logp_rejected, logp_ref_rejected,
+                  mask_rejected, beta):
+    x_c = ((logp_chosen - logp_ref_chosen) * mask_chosen).sum(-1) / mask_chosen.sum(-1)  # (B,)
+    x_r = ((logp_rejected - logp_ref_rejected) * mask_rejected).sum(-1) / mask_rejected.sum(-1)  # (B,)
+    c = (beta * torch.sigmoid(beta * x_r - beta * x_c)).detach()  # (B,)
+    return c[:, None] * mask_chosen, -c[:, None] * mask_rejected
+
+
+def _printed(logp_chosen, logp_ref_chosen, mask_chosen, logp_rejected, logp_ref_rejected, mask_rejected, beta):
+    """Eq 14 read literally at the sequence level: the leading beta missing."""
+    c_pos, c_neg = _dpo_solution(logp_chosen, logp_ref_chosen, mask_chosen, logp_rejected,
+                                 logp_ref_rejected, mask_rejected, beta)
+    return c_pos / beta, c_neg / beta
+
+
+def _summed(logp_chosen, logp_ref_chosen, mask_chosen, logp_rejected, logp_ref_rejected, mask_rejected, beta):
+    """Sums instead of eq 12's length-normalised means (the original DPO paper's form)."""
+    x_c = ((logp_chosen - logp_ref_chosen) * mask_chosen).sum(-1)
+    x_r = ((logp_rejected - logp_ref_rejected) * mask_rejected).sum(-1)
+    c = (beta * torch.sigmoid(beta * x_r - beta * x_c)).detach()
+    return c[:, None] * mask_chosen, -c[:, None] * mask_rejected
+
+
+def _same_sign(logp_chosen, logp_ref_chosen, mask_chosen, logp_rejected, logp_ref_rejected, mask_rejected, beta):
+    """+c on both responses: pushes the rejected one up too."""
+    c_pos, _ = _dpo_solution(logp_chosen, logp_ref_chosen, mask_chosen, logp_rejected,
+                             logp_ref_rejected, mask_rejected, beta)
+    return c_pos, c_pos.abs().amax(-1, keepdim=True) * mask_rejected
+
+
+def _pair(gen, B=3, T=6, beta=0.5, scale=1.0):
+    lens = torch.randint(1, T + 1, (2, B), generator=gen)
+    masks = [(torch.arange(T)[None] < n[:, None]).float() for n in lens]  # (B, T) each, ragged
+    lp = [-3 * torch.rand(B, T, generator=gen) * m for m in masks * 2]  # logp, logp_ref: 0 off the mask
+    lp = [x + scale * torch.randn(B, T, generator=gen) * m for x, m in zip(lp, masks * 2)]
+    return {"logp_chosen": lp[0], "logp_ref_chosen": lp[2], "mask_chosen": masks[0],
+            "logp_rejected": lp[1], "logp_ref_rejected": lp[3], "mask_rejected": masks[1], "beta": beta}
+
+
+def _case(T_c, T_r, beta, margin=0.0):
+    mc, mr = torch.zeros(1, 4), torch.zeros(1, 4)
+    mc[0, :T_c], mr[0, :T_r] = 1, 1
+    return {"logp_chosen": (-1.0 + margin) * mc, "logp_ref_chosen": -1.0 * mc, "mask_chosen": mc,
+            "logp_rejected": -2.0 * mr, "logp_ref_rejected": -2.0 * mr, "mask_rejected": mr, "beta": beta}
+
+
+q2 = FunctionExercise(
+    coefficients.dpo,
+    cases={
+        "equal log-ratios, beta = 0.1": _case(2, 2, 0.1),
+        "a pair already ranked right (margin 8)": _case(3, 2, 0.5, margin=8.0),
+        "a mis-ranked pair (margin -8)": _case(2, 4, 0.5, margin=-8.0),
+        "ragged lengths with padding": lambda gen: _pair(gen, B=4, T=7, beta=0.3),
+    },
+    random_inputs=lambda gen: _pair(gen, beta=float(torch.rand((), generator=gen)) * 2 + 0.05),
+    detached=True, var="my_dpo_coef", title="Q2: implement the exact DPO coefficient",
+    hint=["x = (1/|o|) sum_t (logp - logp_ref) over the response tokens, for chosen and rejected; "
+          "c = beta * sigmoid(beta * x_rejected - beta * x_chosen), one number per pair.",
+          "Return (c on every chosen token, -c on every rejected token), 0 off the masks, detached."],
+    solution_value=_dpo_solution,
+    wrong=[_printed, _summed, _same_sign],
+)
+
+# q3 (predict, then run): how much push does a well-ranked pair still get? beta = 0.5, margin 4.
+
+
+def _saturated_gc():
+    m = torch.ones(1, 1)
+    c_pos, _ = coefficients.dpo(torch.tensor([[4.0]]), torch.zeros(1, 1), m, torch.zeros(1, 1),
+                                torch.zeros(1, 1), m, beta=0.5)
+    return c_pos.item()
+
+
+q3 = ValueExercise(
+    _saturated_gc, atol=0.005, var="predicted_gc",
+    title="Q3: predict the coefficient of a pair with margin x+ - x- = 4 at beta = 0.5",
+    hint=["c = beta * sigmoid(-beta * margin) = 0.5 * sigmoid(-2).", "sigmoid(-2) = 1 / (1 + e^2) ≈ 0.119."],
+    wrong=[0.5, 0.25, 0.119, 0.0],  # no saturation; sigmoid(0) * beta; eq 14 as printed; fully saturated
+)
+
+# q4 (choice): why x+ can fall while training succeeds.
+q4 = ChoiceExercise(
+    {"margin": "J depends on a pair only through the margin x+ - x-",
+     "x_plus": "J rewards a larger x+ on its own",
+     "length": "|o+| and |o-| differ, so the normalisation pushes x+ down",
+     "beta": "a small beta lets x+ fall; a large beta would hold it up"},
+    "margin", var="what_dpo_constrains", title="Q4: what does eq 12 constrain?",
+    hint="Write J as a function of x+ and x-: does it change if both fall by the same amount?",
+    why={"x_plus": "J = log sigmoid(beta (x+ - x-)) is unchanged when x+ and x- fall together",
+         "length": "the normalisation is the same before and after; it cannot make x+ fall",
+         "beta": "beta scales the margin; J still depends on x+ and x- only through x+ - x-"},
+)
