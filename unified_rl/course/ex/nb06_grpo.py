@@ -1,0 +1,113 @@
+"""Exercises of notebook 06 (GRPO, eq 19-21): the KL term's coefficient, eq 21 itself, the chance
+that a group carries no signal, and the value of GRPO's objective at pi_theta = pi_old.
+
+In the notebook:  from unified_rl.course.ex.nb06_grpo import q1, q2, q3, q4
+"""
+
+import sympy
+import torch
+
+from unified_rl import advantages, coefficients, objectives
+from unified_rl.course.exercises import ExpressionExercise, FunctionExercise, ValueExercise
+
+# q1 (derivation): the KL term of eq 19. With ell = log pi_theta(o_t) and ell_ref = log pi_ref(o_t),
+# -beta * k3 = -beta * (pi_ref/pi - log(pi_ref/pi) - 1); its derivative in ell is eq 21's KL term.
+ell, ell_ref = sympy.symbols("ell ell_ref", real=True)
+beta = sympy.Symbol("beta", positive=True)
+_k3 = sympy.exp(ell_ref - ell) - (ell_ref - ell) - 1
+q1 = ExpressionExercise(
+    lambda: sympy.diff(-beta * _k3, ell),
+    var="kl_gc", title="Q1: derive the KL term of GRPO's coefficient",
+    hint=["Write pi_ref/pi as exp(ell_ref - ell) and differentiate -beta * k3 with sympy.diff(..., ell).",
+          "d/d ell of exp(ell_ref - ell) is -exp(ell_ref - ell); d/d ell of -(ell_ref - ell) is +1."],
+    solution="```python\nkl_gc = sympy.diff(-beta * (sympy.exp(ell_ref - ell) - (ell_ref - ell) - 1), ell)\n"
+             "# = beta * (exp(ell_ref - ell) - 1) = beta * (pi_ref / pi - 1): eq 21's second term\n```",
+    wrong=[-beta * (sympy.exp(ell_ref - ell) - 1),   # the derivative of +beta k3: sign flipped
+           beta * (sympy.exp(ell - ell_ref) - 1),    # pi / pi_ref instead of pi_ref / pi
+           sympy.exp(ell_ref - ell) - 1,             # beta dropped
+           beta * (ell_ref - ell)],                  # the k1-style log-ratio, not k3's derivative
+)
+
+
+# q2 (implementation): eq 21 for outcome supervision, on-policy, against coefficients.grpo.
+def _grpo_gc_solution(rewards, group_size, logp, logp_ref, mask, beta):
+    adv = advantages.group_relative(rewards, group_size)[:, None]  # (B, 1): A-hat of each response
+    kl_term = beta * (torch.exp(logp_ref - logp) - 1)  # (B, T): beta * (pi_ref / pi - 1)
+    return ((adv + kl_term) * mask).detach()  # 0 off the mask, no graph
+
+
+def _kl_sign_flipped(rewards, group_size, logp, logp_ref, mask, beta):
+    adv = advantages.group_relative(rewards, group_size)[:, None]
+    return ((adv - beta * (torch.exp(logp_ref - logp) - 1)) * mask).detach()
+
+
+def _ratio_inverted(rewards, group_size, logp, logp_ref, mask, beta):
+    adv = advantages.group_relative(rewards, group_size)[:, None]
+    return ((adv + beta * (torch.exp(logp - logp_ref) - 1)) * mask).detach()
+
+
+def _mask_forgotten(rewards, group_size, logp, logp_ref, mask, beta):
+    adv = advantages.group_relative(rewards, group_size)[:, None]
+    return (adv + beta * (torch.exp(logp_ref - logp) - 1)).detach()
+
+
+def _not_detached(rewards, group_size, logp, logp_ref, mask, beta):
+    adv = advantages.group_relative(rewards, group_size)[:, None]
+    return (adv + beta * (torch.exp(logp_ref - logp) - 1)) * mask
+
+
+def _batch(gen, n_groups, G, T=6):
+    B = n_groups * G
+    lengths = torch.randint(2, T + 1, (B,), generator=gen)
+    mask = (torch.arange(T)[None] < lengths[:, None]).float()  # (B, T), ragged responses
+    logp = (-2 * torch.rand(B, T, generator=gen)).requires_grad_(True)
+    return {"rewards": torch.randint(0, 2, (B,), generator=gen).float(), "group_size": G,
+            "logp": logp, "logp_ref": logp.detach() + 0.5 * torch.randn(B, T, generator=gen),
+            "mask": mask, "beta": 0.1}
+
+
+def _case(rewards, G, shift):
+    def make(gen):
+        kw = _batch(gen, len(rewards) // G, G)
+        kw["rewards"] = torch.tensor(rewards)
+        kw["logp_ref"] = kw["logp"].detach() + shift
+        return kw
+    return make
+
+
+q2 = FunctionExercise(
+    coefficients.grpo,
+    cases={"one right answer in four": _case([1.0, 0.0, 0.0, 0.0], 4, 0.3),
+           "an all-right group (no signal from the reward)": _case([1.0, 1.0, 1.0, 1.0], 4, -0.2),
+           "pi_theta = pi_ref (no KL push)": _case([0.0, 1.0, 1.0, 0.0, 1.0, 0.0], 3, 0.0)},
+    random_inputs=lambda gen: _batch(gen, int(torch.randint(1, 4, (), generator=gen)),
+                                     int(torch.randint(2, 6, (), generator=gen))),
+    detached=True, var="my_grpo_gc", title="Q2: implement eq 21",
+    hint=["A-hat comes from advantages.group_relative(rewards, group_size); give it a token axis with [:, None].",
+          "pi_ref / pi = exp(logp_ref - logp). Multiply by the mask and return a detached tensor."],
+    solution_value=_grpo_gc_solution,
+    wrong=[_kl_sign_flipped, _ratio_inverted, _mask_forgotten, _not_detached],
+)
+
+# q3 (prediction): the chance that a group of G = 4 independent samples, each right with p = 0.25,
+# is all right or all wrong, so that every A-hat in it is 0.
+q3 = ValueExercise(lambda: 0.25 ** 4 + 0.75 ** 4, atol=1e-6, var="zero_signal_prob",
+                   title="Q3: predict the chance that a group of 4 carries no signal (p = 0.25)",
+                   hint=["A group carries no signal when all G answers are right or all G are wrong.",
+                         "Independent samples: P(all right) = p^G and P(all wrong) = (1 - p)^G; add them."],
+                   wrong=[0.25 ** 4, 0.75 ** 4, 0.5, 1 - 0.25 ** 4 - 0.75 ** 4])
+
+
+# q4 (predict-then-run): the value of GRPO's objective (eq 19) at pi_theta = pi_old = pi_ref.
+def _objective_at_start():
+    rewards = torch.tensor([1.0, 0.0, 0.0, 0.0, 1.0, 1.0, 0.0, 1.0])  # two groups of four
+    mask = torch.ones(8, 5, dtype=torch.float64)
+    logp = torch.full((8, 5), -1.0, dtype=torch.float64)  # any log-probs: pi_theta = pi_old = pi_ref
+    return objectives.grpo(logp, logp, logp, rewards.double(), 4, mask, beta=0.04, clip_eps=0.2).item()
+
+
+q4 = ValueExercise(_objective_at_start, atol=1e-6, var="objective_value",
+                   title="Q4: predict the value of eq 19 at pi_theta = pi_old = pi_ref",
+                   hint=["At pi_theta = pi_old every ratio is 1, and at pi_theta = pi_ref the k3 penalty is 0.",
+                         "What is left is the mean of A-hat over the batch; what does A-hat sum to in a group?"],
+                   wrong=[0.625, 0.5, 1.5, -1.0])
