@@ -1,0 +1,65 @@
+"""Helpers for notebook 09 (the summary): the GC table of every method, built from the package.
+
+`gc_rows` reads each `Method` of `unified_rl.methods.METHODS` (data source, reward, advantage,
+critic) and the sympy derivation of its objective in `unified_rl.derivations`, so the table can
+never drift from the code that trains. `markdown_table` renders rows for `IPython.display.Markdown`.
+"""
+
+import sympy as sp
+
+from unified_rl import data, derivations
+from unified_rl.methods import METHODS
+
+# method name in unified_rl.methods -> its derivation in unified_rl.derivations
+DERIVATION = {"sft": "sft", "rft": "rft", "online-rft": "online_rft", "dpo": "dpo", "ppo": "ppo",
+              "grpo": "grpo", "grpo-process": "grpo"}
+
+
+def source_name(method):
+    """The data source's class name, also when the method builds it in a lambda (DPO)."""
+    ds = method.data_source
+    if isinstance(ds, type):
+        return ds.__name__
+    names = [n for n in getattr(getattr(ds, "__code__", None), "co_names", ()) if isinstance(getattr(data, n, None), type)]
+    return names[0] if names else repr(ds)
+
+
+def reward_name(method):
+    """What scores o: the reward object's class (SFT's data is human-selected)."""
+    return "human selection (the dataset)" if method.reward is None else type(method.reward).__name__
+
+
+def gc_latex(name):
+    """LaTeX of the method's GC for token 1 of a one-token response: exact, at pi_theta = pi_old.
+
+    For PPO and GRPO that is the printed form (eq 18, 21), which the derivation proves equal to the
+    exact one on-policy; for DPO the exact form (eq 14 as printed drops a factor beta)."""
+    d = derivations.derive(DERIVATION[name], n_tokens=1)
+    expr = d.printed[0] if d.method in ("ppo", "grpo") else d.hand[0]
+    if name == "grpo-process":
+        return r"\hat A^{process}_{i,t} + " + sp.latex(expr - d.symbols["adv"][0])
+    return (r"\pm " if d.method == "dpo" else "") + sp.latex(expr)  # DPO: + on o+, - on o-
+
+
+def gc_rows(names=None, check=True):
+    """One dict per method: name, equations, data source, reward, advantage, critic, GC, sympy check."""
+    rows = []
+    for name in names or METHODS:
+        m = METHODS[name]
+        d = derivations.derive(DERIVATION[name], n_tokens=1)
+        rows.append({"method": name, "equations": d.equations if name != "grpo-process" else "§4.1.3, eq 21",
+                     "data source": source_name(m), "reward": reward_name(m),
+                     "advantage": f"`{m.advantage.__name__}`" if m.advantage else "—",
+                     "critic": "value model" if m.critic else "none",
+                     "GC": f"${gc_latex(name)}$",
+                     "sympy": ("derived = hand" if derivations.check(d) else "") if check else ""})
+    return rows
+
+
+def markdown_table(rows, columns=None):
+    """A Markdown table from a list of dicts (columns: keys of the first row unless given)."""
+    columns = list(columns or rows[0])
+    fmt = lambda v: f"{v:.3g}" if isinstance(v, float) else str(v)  # noqa: E731
+    lines = ["| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
+    lines += ["| " + " | ".join(fmt(r.get(c, "")) for c in columns) + " |" for r in rows]
+    return "\n".join(lines)
