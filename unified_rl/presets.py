@@ -96,7 +96,7 @@ PRESETS = {
         task=TaskConfig(digits=2),
         model=ModelConfig(n_layer=2, n_embd=64, n_head=4, n_positions=32),
         n_sft=300, n_rl=2000, n_test=500,
-        sft=SFTConfig(steps=170, batch_size=64, lr=3e-3),
+        sft=SFTConfig(steps=200, batch_size=64, lr=3e-3),
         rl=RLConfig(),
     ),
     "gpu": Preset(
