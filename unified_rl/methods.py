@@ -99,7 +99,10 @@ SFT = Method("sft", FixedDataset, None, sft_gc, summary="imitate human-written s
 RFT = Method("rft", FrozenPolicySamples, rule, rft_gc, summary="imitate the SFT model's correct samples")
 ONLINE_RFT = Method("online-rft", PolicySamples, rule, rft_gc, summary="imitate the policy's own correct samples")
 DPO = Method("dpo", lambda lab: PreferencePairs(lab, rule), rule, dpo_gc,
-             summary="raise correct over incorrect SFT samples, relative to pi_ref")
+             summary="raise correct over incorrect SFT samples, relative to pi_ref",
+             # nothing but the saturating sigmoid stops DPO pushing rejected answers down: at the
+             # online methods' lr 1e-4 held-out accuracy fell from 0.48 to 0.1 within 20 steps
+             defaults={"lr": 3e-5})
 PPO = Method("ppo", PolicySamples, rule, ppo_gc, advantage=ppo_advantage, critic=Critic,
              summary="policy gradient with GAE advantages from a learned value model")
 GRPO = Method("grpo", PolicySamples, rule, grpo_gc,

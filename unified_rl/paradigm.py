@@ -6,7 +6,7 @@
 its value means nothing, only its gradient does. Reference: arXiv 2402.03300, section 5.2.1.
 """
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Callable, Optional
 
 from . import _checks
@@ -31,6 +31,7 @@ class Method:
     advantage:   optional (lab, batch, scores, logp_ref, critic) -> (B, T) advantages, computed
                  once per batch before the updates (PPO's GAE, GRPO's process supervision).
     critic:      optional Lab -> a value model with its own loss (PPO only: the one extra loss).
+    defaults:    hyper-parameters (RLConfig fields) this method needs changed from the shared ones.
     """
 
     name: str
@@ -40,6 +41,7 @@ class Method:
     advantage: Optional[Callable] = None
     critic: Optional[Callable] = None
     summary: str = ""
+    defaults: dict = field(default_factory=dict)
 
 
 @dataclass

@@ -121,6 +121,7 @@ def train(method="grpo", preset="auto", steps=None, seed=0, init=None, out=None,
     preset = get_preset(preset if lab is None else lab.preset)
     is_sft = m.name == "sft"
     key = "sft" if is_sft else "rl"
+    overrides = {**({} if is_sft else m.defaults), **overrides}  # the caller's word wins
     if overrides:
         preset = preset.with_(**{key: overrides})
     steps = steps if steps is not None else getattr(preset, key).steps
