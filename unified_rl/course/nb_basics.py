@@ -165,3 +165,23 @@ def greedy_rows(before, after, tokenizer, problems, labels=("before", "after")):
     for i, p in enumerate(problems):
         rows.append([f"`{p.prompt}`", f"`{p.solution}`", outs[0][i], outs[1][i]])
     return rows
+
+
+def mark(fig, title, y, label):
+    """A dashed reference line at height y on the panel of `fig` titled `title`, with a legend."""
+    axes = [ax for ax in fig.axes if ax.get_title() == title]
+    if not axes:
+        raise ValueError(f"no panel titled {title!r}; panels: {[ax.get_title() for ax in fig.axes]}")
+    axes[0].axhline(y, ls="--", color="0.5", label=label)
+    axes[0].legend(fontsize=7)
+    return fig
+
+
+def running_mean(metrics, key, window=5):
+    """Per-step dicts {"step", key} with `key` averaged over the last `window` steps that have it."""
+    rows = [m for m in metrics if m.get(key) is not None]
+    out = []
+    for i, m in enumerate(rows):
+        recent = [r[key] for r in rows[max(0, i - window + 1): i + 1]]
+        out.append({"step": m.get("step", i), key: sum(recent) / len(recent)})
+    return out

@@ -1,0 +1,82 @@
+"""Exercises of notebook 02 (RFT, eq 8-10).
+
+In the notebook:  from unified_rl.course.ex.nb02_rft import q1, q2, q3, q4
+"""
+
+import sympy
+import torch
+
+from unified_rl import coefficients
+from unified_rl.course.exercises import ChoiceExercise, ExpressionExercise, FunctionExercise, SignExercise
+
+# q1 (derivation): eq 8 for one sample of three tokens; GC = |o| dJ/d ell_t.
+I = sympy.Symbol("I", nonnegative=True)
+ell = sympy.symbols("ell_1:4", real=True)
+q1 = ExpressionExercise(
+    lambda: 3 * sympy.diff(I * sum(ell) / 3, ell[1]),
+    var="rft_gc", title="Q1: derive the RFT coefficient",
+    hint=["Write J = I * (ell_1 + ell_2 + ell_3) / 3 and differentiate with respect to ell_2 (sympy.diff).",
+          "GC is |o| times that derivative, with |o| = 3."],
+    solution="```python\nJ = I * (ell_1 + ell_2 + ell_3) / 3\nrft_gc = 3 * sympy.diff(J, ell_2)   # = I\n```",
+    wrong=[I / 3,                 # forgot the factor |o|
+           sympy.Integer(1),      # SFT's coefficient: the filter is lost
+           1 - I],                # keeps the wrong samples instead
+)
+
+
+# q2 (implementation): the coefficient of eq 10, checked against coefficients.rft.
+def _rft_solution(correct, mask):
+    return (correct[:, None].to(mask.dtype) * mask).detach()  # (B, T): I(o) on each response token
+
+
+def _forgets_mask(correct, mask):
+    return correct[:, None].to(mask.dtype).expand_as(mask).clone()
+
+
+def _keeps_wrong(correct, mask):
+    return (1 - correct[:, None].to(mask.dtype)) * mask
+
+
+def _sft_instead(correct, mask):
+    return mask.clone()
+
+
+def _random_batch(gen):
+    B, T = int(torch.randint(1, 7, (), generator=gen)), int(torch.randint(4, 9, (), generator=gen))
+    start = torch.randint(0, 3, (B,), generator=gen)
+    length = torch.randint(1, T - 2, (B,), generator=gen)
+    t = torch.arange(T)[None]
+    mask = ((t >= start[:, None]) & (t < start[:, None] + length[:, None])).float()  # (B, T)
+    return {"correct": torch.randint(0, 2, (B,), generator=gen).float(), "mask": mask}
+
+
+q2 = FunctionExercise(
+    coefficients.rft,
+    cases={"one right, one wrong": {"correct": torch.tensor([1.0, 0.0]), "mask": torch.ones(2, 3)},
+           "prompt tokens off the mask": {"correct": torch.tensor([1.0, 1.0]),
+                                          "mask": torch.tensor([[0.0, 1.0, 1.0], [0.0, 0.0, 1.0]])},
+           "all wrong": {"correct": torch.zeros(3), "mask": torch.ones(3, 2)}},
+    random_inputs=_random_batch, detached=True,
+    var="my_rft_coefficient", title="Q2: write the RFT coefficient (eq 10)",
+    hint=["GC is I(o) on every response token of a sample: broadcast `correct` (B,) over the tokens (B, T).",
+          "Multiply by the mask: prompt and padding get 0, never I(o)."],
+    solution_value=_rft_solution,
+    wrong=[_forgets_mask, _keeps_wrong, _sft_instead],
+)
+
+# q3 (prediction): the push RFT gives to a token of a wrong sample.
+q3 = SignExercise(0, var="wrong_sample_sign", title="Q3: sign of GC on a wrong sample",
+                  hint="Eq 10: I(o) for an incorrect answer.", wrong=[-1, 1])
+
+# q4 (prediction): what happens to the share of surviving samples while RFT trains.
+q4 = ChoiceExercise(
+    {"rises": "more and more of each batch survives the filter",
+     "stays at the SFT model's level": "it fluctuates around the same value",
+     "falls": "fewer and fewer samples survive"},
+    "stays at the SFT model's level", var="rft_survival_over_training",
+    title="Q4: predict the survival rate over RFT training",
+    hint="Which model draws RFT's samples: the one being trained, or another one?",
+    why={"rises": "that would need samples of the improving policy; RFT samples the frozen SFT model",
+         "falls": "the sampler never changes, so neither does its accuracy"},
+    wrong=["rises", "falls"],
+)

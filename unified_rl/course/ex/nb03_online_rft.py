@@ -1,0 +1,84 @@
+"""Exercises of notebook 03 (online RFT, eq 11).
+
+In the notebook:  from unified_rl.course.ex.nb03_online_rft import q1, q2, q3
+"""
+
+import sympy
+import torch
+
+from unified_rl import objectives
+from unified_rl.course.exercises import ChoiceExercise, ExpressionExercise, FunctionExercise
+
+# q1 (derivation): for a policy with two outcomes, right with probability p = sigmoid(theta), the
+# expectation of eq 11's per-sample term, E[I(o) d/dtheta log pi(o)], is the derivative of the accuracy p.
+theta = sympy.Symbol("theta", real=True)
+_p = 1 / (1 + sympy.exp(-theta))
+q1 = ExpressionExercise(
+    lambda: sympy.diff(_p, theta),
+    var="expected_online_grad", title="Q1: what eq 11 estimates, on a two-outcome policy",
+    hint=["Two outcomes: right with probability p, wrong with probability 1 - p; I(o) is 1 and 0.",
+          "E[I(o) d log pi(o)/dtheta] = p * d(log p)/dtheta + (1 - p) * 0. Compare with dp/dtheta."],
+    solution="```python\np = 1 / (1 + sympy.exp(-theta))\nexpected_online_grad = p * sympy.diff(sympy.log(p), theta)   # = dp/dtheta\n```",
+    wrong=[_p,                      # the accuracy itself, not its gradient
+           1 - _p,                  # d log p / dtheta: the right answer's log-likelihood gradient, unweighted
+           -_p * (1 - _p)],         # sign flipped
+)
+
+
+# q2 (implementation): the online RFT objective (eq 8's form on samples of pi_theta), vs objectives.online_rft.
+def _solution(logp, correct, mask):
+    per_response = (correct[:, None] * logp * mask).sum(-1) / mask.sum(-1)  # (B,)
+    return per_response.mean()
+
+
+def _no_filter(logp, correct, mask):
+    return ((logp * mask).sum(-1) / mask.sum(-1)).mean()
+
+
+def _only_survivors_averaged(logp, correct, mask):
+    per_response = (logp * mask).sum(-1) / mask.sum(-1)
+    return (per_response * correct).sum() / correct.sum().clamp(min=1)
+
+
+def _keeps_wrong(logp, correct, mask):
+    return (((1 - correct)[:, None] * logp * mask).sum(-1) / mask.sum(-1)).mean()
+
+
+def _random_batch(gen):
+    B, T = int(torch.randint(2, 7, (), generator=gen)), int(torch.randint(4, 9, (), generator=gen))
+    start = torch.randint(0, 3, (B,), generator=gen)
+    length = torch.randint(1, T - 2, (B,), generator=gen)
+    t = torch.arange(T)[None]
+    mask = ((t >= start[:, None]) & (t < start[:, None] + length[:, None])).double()  # (B, T)
+    correct = torch.randint(0, 2, (B,), generator=gen).double()
+    correct[0] = 1.0 - correct[1]  # at least one right and one wrong sample
+    return {"logp": -3 * torch.rand(B, T, generator=gen, dtype=torch.float64), "correct": correct, "mask": mask}
+
+
+q2 = FunctionExercise(
+    objectives.online_rft,
+    cases={"one right, one wrong": {"logp": torch.tensor([[-1.0, -2.0], [-0.5, -4.0]]),
+                                    "correct": torch.tensor([1.0, 0.0]), "mask": torch.ones(2, 2)},
+           "three samples, one right": {"logp": torch.tensor([[-1.0, -1.0, -1.0], [-2.0, -2.0, 0.0], [-3.0, 0.0, 0.0]]),
+                                        "correct": torch.tensor([0.0, 1.0, 0.0]),
+                                        "mask": torch.tensor([[1.0, 1.0, 1.0], [1.0, 1.0, 0.0], [1.0, 0.0, 0.0]])}},
+    random_inputs=_random_batch, atol=1e-9,
+    var="my_online_rft_objective", title="Q2: write the online RFT objective",
+    hint=["Per sample: I(o) times the mean log-prob of its response tokens; then the mean over all samples.",
+          "Wrong samples still count in the batch mean (with 0): dividing by the number of survivors changes the scale."],
+    solution_value=_solution,
+    wrong=[_no_filter, _only_survivors_averaged, _keeps_wrong],
+)
+
+# q3 (prediction): where the survival rate can change during training.
+q3 = ChoiceExercise(
+    {"RFT": "samples of the frozen SFT model", "online RFT": "samples of the policy being trained",
+     "both": "", "neither": ""},
+    "online RFT", var="survival_can_change_in",
+    title="Q3: in which run can the share of surviving samples change?",
+    hint="The share of samples that survive is the accuracy of whichever model draws them.",
+    why={"RFT": "RFT's sampler is the frozen SFT model: its accuracy cannot change",
+         "both": "RFT's sampler is frozen",
+         "neither": "online RFT samples the policy, whose accuracy changes as it trains"},
+    wrong=["RFT", "both", "neither"],
+)
