@@ -61,6 +61,8 @@ def method_rows(lab):
             extra.append(f"`{m.advantage.__name__}`: {_first_line(m.advantage)}")
         if m.critic is not None:
             extra.append(f"`{m.critic.__name__}`: {_first_line(m.critic)}")
+        if getattr(m, "defaults", None):
+            extra.append("its own defaults: " + ", ".join(f"{k}={v}" for k, v in m.defaults.items()))
         rows.append([f"**{name}**", f"`{type(source).__name__}`: {_first_line(source)}", reward,
                      f"`coefficients.{gc.__name__}`: {_first_line(gc)}", "; ".join(extra) or "", m.summary])
     return rows
