@@ -2,6 +2,20 @@
 
 Each experiment is a function (preset, out, seeds, progress) -> dict that writes OUT/NAME.json and
 OUT/NAME.png; the dict's "headline" holds the numbers worth printing.
+
+| name            | paper        | question                                                         |
+|-----------------|--------------|------------------------------------------------------------------|
+| figure7         | §5.2.2, Fig 7| does RL raise Maj@K, Pass@K, or both?                            |
+| data-source     | §5.2.3       | RL on the SFT questions vs unseen vs harder questions            |
+| noisy-reward    | §5.2.3       | RFT, online RFT, DPO, GRPO under 0-40 % flipped rewards          |
+| reward-function | §5.2.3       | outcome vs process vs learned reward: accuracy per unit compute  |
 """
 
-EXPERIMENTS = {}
+from . import data_source, figure7, noisy_reward, reward_function
+
+EXPERIMENTS = {
+    "figure7": figure7.run,
+    "data-source": data_source.run,
+    "noisy-reward": noisy_reward.run,
+    "reward-function": reward_function.run,
+}

@@ -1,0 +1,128 @@
+"""The §5.2 experiments end to end at the tiny preset with one seed (seconds each): each writes its
+JSON with the documented keys and its PNG; the CLI dispatches to them; bad input is a ValueError.
+No training outcome is asserted: the tiny preset learns nothing."""
+
+import json
+import math
+import os
+import subprocess
+import sys
+
+import pytest
+
+from unified_rl.experiments import EXPERIMENTS, common, data_source, figure7, noisy_reward, reward_function
+
+
+@pytest.fixture(autouse=True)
+def private_cache(tmp_path_factory, monkeypatch):
+    monkeypatch.setenv("UNIFIED_RL_CACHE", str(tmp_path_factory.getbasetemp() / "cache"))
+
+
+def _read(out, name):
+    with open(os.path.join(out, f"{name}.json")) as f:
+        result = json.load(f)
+    assert os.path.getsize(os.path.join(out, f"{name}.png")) > 1000
+    return result
+
+
+def _finite(x):
+    return isinstance(x, (int, float)) and math.isfinite(x)
+
+
+def test_registry_names_every_experiment():
+    assert set(EXPERIMENTS) == {"figure7", "data-source", "noisy-reward", "reward-function"}
+
+
+def test_figure7(tmp_path):
+    result = figure7.run("tiny", str(tmp_path), seeds=1, progress=False)
+    on_disk = _read(tmp_path, "figure7")
+    assert on_disk["k"] == result["k"] == [1, 2, 4]  # the tiny budget samples 4 answers per question
+    for model in ("sft", "rl"):
+        for key in ("pass_at_k", "maj_at_k"):
+            assert len(on_disk[model][key]) == 3 and all(0 <= v <= 1 for v in on_disk[model][key])
+            assert len(on_disk["spread"][model][key]) == 3
+        # Maj@1 and Pass@1 are the same number: one sample, right or wrong
+        assert on_disk[model]["pass_at_k"][0] == pytest.approx(on_disk[model]["maj_at_k"][0])
+    assert len(on_disk["per_seed"]) == 1 and {"sft", "rl", "seed"} <= set(on_disk["per_seed"][0])
+    assert "headline" in on_disk and _finite(on_disk["seconds"]["wall_s"])
+
+
+def test_data_source(tmp_path):
+    data_source.run("tiny", str(tmp_path), seeds=1, progress=False)
+    r = _read(tmp_path, "data-source")
+    assert r["arms"] == list(data_source.ARMS)
+    for model in ("sft", *data_source.ARMS):
+        for test in data_source.TESTS:
+            curves = r["mean"][model][test]
+            assert _finite(curves["greedy"]) and len(curves["pass_at_k"]) == len(r["k"])
+    assert "headline" in r
+
+
+def test_noisy_reward(tmp_path):
+    noisy_reward.run("tiny", str(tmp_path), seeds=1, progress=False)
+    r = _read(tmp_path, "noisy-reward")
+    assert r["methods"] == ["rft", "online-rft", "dpo", "grpo"]
+    for name in r["methods"]:
+        assert len(r["accuracy"][name]) == len(r["flip_probs"])
+        assert all(_finite(s["mean"]) for s in r["accuracy"][name])
+    runs = r["per_seed"][0]["runs"]
+    assert len(runs) == len(r["methods"]) * len(r["flip_probs"])
+    assert "headline" in r
+
+
+def test_reward_function(tmp_path):
+    reward_function.run("tiny", str(tmp_path), seeds=1, progress=False)
+    r = _read(tmp_path, "reward-function")
+    assert r["arms"] == ["outcome", "process", "learned"]
+    for arm in r["arms"]:
+        curve = r["curve"][arm]
+        assert len(curve["samples"]) == len(curve["accuracy"]) == len(curve["wall_s"])
+        assert curve["samples"] == sorted(curve["samples"])
+    # the learned reward's curve starts after the samples that trained its reward model
+    assert r["curve"]["learned"]["samples"][0] > 0 == r["curve"]["outcome"]["samples"][0]
+    assert 0 <= r["reward_model"]["val_accuracy"]["mean"] <= 1
+    assert "headline" in r
+
+
+def test_noisy_method_flips_dpo_pairs_too():
+    m = noisy_reward.noisy_method("dpo", 0.2, seed=0)
+    assert m.reward.flip_prob == 0.2
+    with pytest.raises(ValueError, match="use a reward"):
+        noisy_reward.noisy_method("sft", 0.2, seed=0)
+
+
+@pytest.mark.parametrize("call, match", [
+    (lambda out: figure7.run("tiny", out, seeds=0), "seeds"),
+    (lambda out: figure7.run("tiny", out, seeds=1, rl_questions=10_000), "rl_questions"),
+    (lambda out: figure7.run("tiny", out, seeds=1, no_such_field=1), "unknown budget field"),
+    (lambda out: noisy_reward.run("tiny", out, seeds=1, flip_probs=(0.4, 0.1)), "flip_probs"),
+    (lambda out: noisy_reward.run("tiny", out, seeds=1, methods=("ppo-ish",)), "use a reward"),
+    (lambda out: figure7.run("nope", out, seeds=1), "unknown preset"),
+])
+def test_bad_input_is_a_clear_value_error(tmp_path, call, match):
+    with pytest.raises(ValueError, match=match):
+        call(str(tmp_path))
+
+
+def test_harder_questions_must_fit_the_model():
+    from unified_rl.presets import get_preset
+    preset = get_preset("cpu")
+    common.check_fits(preset, preset.task.harder(1))  # 3 digits fit the cpu model's 32 positions
+    with pytest.raises(ValueError, match="positions"):
+        common.check_fits(preset, preset.task.harder(3))
+
+
+def test_powers_of_two():
+    assert common.powers_of_two(64) == [1, 2, 4, 8, 16, 32, 64]
+    assert common.powers_of_two(5) == [1, 2, 4]
+    with pytest.raises(ValueError):
+        common.powers_of_two(0)
+
+
+def test_cli_reproduce(tmp_path):
+    env = dict(os.environ, OMP_NUM_THREADS="1")
+    p = subprocess.run([sys.executable, "-m", "unified_rl", "reproduce", "figure7", "--preset", "tiny", "--seeds", "1",
+                        "--out", str(tmp_path), "--quiet"], capture_output=True, text=True, env=env, timeout=600)
+    assert p.returncode == 0, p.stderr
+    assert "Pass@4" in json.loads(p.stdout)
+    assert _read(tmp_path, "figure7")["seeds"] == 1

@@ -1,0 +1,169 @@
+"""What the §5.2 experiments share: budgets per preset, the SFT model they start from, RL labs on a
+chosen question pool, Pass@K / Maj@K curves, seed statistics, timing, and writing results.
+
+Every experiment runs each seed through the whole pipeline (its own SFT model, its own RL runs), so
+the spread it reports is the spread a reader would see by re-running it, not only sampling noise.
+"""
+
+import json
+import math
+import os
+import time
+from dataclasses import dataclass, fields, replace
+
+import numpy as np
+
+from ..cache import cache_dir, sft_checkpoint
+from ..evaluation import greedy_accuracy, pass_maj, sample_answers
+from ..presets import get_preset
+from ..trainer import make_lab
+
+
+def pick_budget(budgets, preset, overrides):
+    """The experiment's budget for `preset` (by name; unknown names get the cpu one), with overrides."""
+    preset = get_preset(preset)
+    base = budgets.get(preset.name, budgets["cpu"])
+    names = {f.name for f in fields(base)}
+    unknown = sorted(set(overrides) - names)
+    if unknown:
+        raise ValueError(f"unknown budget field(s) {unknown}; choose from {sorted(names)}")
+    return preset, replace(base, **overrides)
+
+
+def check_run_args(out, seeds):
+    """Validate the arguments every experiment takes."""
+    if isinstance(seeds, bool) or not isinstance(seeds, int) or seeds < 1:
+        raise ValueError(f"seeds must be a whole number >= 1, got {seeds!r}")
+    if not isinstance(out, (str, os.PathLike)) or not str(out):
+        raise ValueError(f"out must be a folder path, got {out!r}")
+
+
+def powers_of_two(n):
+    """1, 2, 4, ... up to n: the K values of Figure 7."""
+    if n < 1:
+        raise ValueError(f"need at least one sample per question, got {n}")
+    return [2**i for i in range(int(math.log2(n)) + 1)]
+
+
+def sft_preset(preset, sft_steps):
+    """The preset whose SFT checkpoint the experiment starts from (`sft_steps` None: the preset's own)."""
+    return preset if sft_steps is None else preset.with_(sft={"steps": sft_steps})
+
+
+def sft_model(preset, seed, progress=False):
+    """Path of the cached SFT checkpoint of `preset` for `seed` (trained on first use)."""
+    return sft_checkpoint(preset, seed=seed, progress=progress)
+
+
+def lab_on(preset, seed, init, rl_problems=None):
+    """A lab starting from checkpoint `init` whose RL pool is `rl_problems` (default: the preset's)."""
+    lab = make_lab(preset, seed, init)
+    if rl_problems is not None:
+        if not rl_problems:
+            raise ValueError("the RL question pool is empty")
+        lab.rl_problems = list(rl_problems)
+    return lab
+
+
+def check_fits(preset, task):
+    """Raise a clear ValueError if `task`'s longest prompt + response exceeds the model's positions."""
+    from ..sampling import RESPONSE_SLACK
+    from ..task import make_problem
+
+    biggest = make_problem([10**task.digits - 1] * task.n_operands, task)
+    need = 1 + len(biggest.prompt) + len(biggest.solution) + 1 + RESPONSE_SLACK  # BOS ... EOS + slack
+    if need > preset.model.n_positions:
+        raise ValueError(f"{task} needs {need} positions but the {preset.name} model has "
+                         f"{preset.model.n_positions}; use a preset with a larger model.n_positions")
+
+
+def pass_maj_curve(policy, tokenizer, problems, samples, temperature=0.7):
+    """{"pass_at_k": [...], "maj_at_k": [...]} for K = 1, 2, 4, ..., samples, exact estimators."""
+    ks = powers_of_two(samples)
+    answers, correct = sample_answers(policy, tokenizer, problems, samples, temperature)
+    pm = pass_maj(answers, correct, ks)
+    return {key: [pm[key][str(k)] for k in ks] for key in ("pass_at_k", "maj_at_k")}
+
+
+def evaluate_policy(policy, tokenizer, problems, k_problems, samples, temperature=0.7):
+    """Greedy accuracy on all `problems`, Pass@K / Maj@K curves on the first `k_problems`."""
+    out = {"greedy": greedy_accuracy(policy, tokenizer, problems)}
+    out.update(pass_maj_curve(policy, tokenizer, problems[:k_problems], samples, temperature))
+    return out
+
+
+def stats(values):
+    """Mean, sample std (0 for one seed), min and max of per-seed numbers."""
+    v = np.asarray(values, dtype=float)
+    return {"mean": float(v.mean()), "std": float(v.std(ddof=1)) if len(v) > 1 else 0.0,
+            "min": float(v.min()), "max": float(v.max())}
+
+
+def mean_curves(per_seed):
+    """Mean and std over seeds of every list- or number-valued entry of per-seed dicts."""
+    mean, std = {}, {}
+    for key, first in per_seed[0].items():
+        if isinstance(first, (int, float)) or (isinstance(first, list) and first
+                                               and isinstance(first[0], (int, float))):
+            a = np.asarray([s[key] for s in per_seed], dtype=float)
+            mean[key] = a.mean(0).tolist()
+            std[key] = (a.std(0, ddof=1) if len(a) > 1 else np.zeros_like(a[0])).tolist()
+    return mean, std
+
+
+def fmt(s, digits=3):
+    """'0.612 +/- 0.021' from stats() (the spread is the sample std over seeds)."""
+    return f"{s['mean']:.{digits}f} +/- {s['std']:.{digits}f}"
+
+
+class Clock:
+    """Wall-clock and process CPU seconds since creation (on a shared CPU the two differ a lot)."""
+
+    def __init__(self):
+        self.wall0, self.cpu0 = time.time(), time.process_time()
+
+    def read(self):
+        return {"wall_s": round(time.time() - self.wall0, 1), "cpu_s": round(time.process_time() - self.cpu0, 1)}
+
+
+def write_result(name, out, result, fig, cache_key=None):
+    """OUT/NAME.json and OUT/NAME.png; with cache_key, a copy of the JSON in the cache for the notebooks."""
+    import matplotlib.pyplot as plt
+
+    os.makedirs(out, exist_ok=True)
+    with open(os.path.join(out, f"{name}.json"), "w") as f:
+        json.dump(result, f, indent=2)
+    fig.savefig(os.path.join(out, f"{name}.png"), dpi=120, bbox_inches="tight")
+    plt.close(fig)
+    if cache_key:
+        path = cached_result_path(name, cache_key)
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(path, "w") as f:
+            json.dump(result, f, indent=2)
+
+
+def cached_result_path(name, cache_key):
+    return os.path.join(cache_dir(), "results", f"{name}-{cache_key}.json")
+
+
+def load_cached(name, preset="auto"):
+    """The result a full CLI run of experiment `name` left in the cache for `preset`, or None."""
+    preset = get_preset(preset)
+    path = cached_result_path(name, preset.name)
+    if not os.path.exists(path):
+        return None
+    with open(path) as f:
+        result = json.load(f)
+    result["loaded_from"] = path
+    return result
+
+
+@dataclass
+class Progress:
+    """One line per finished unit of work (a seed, an arm), unless quiet."""
+
+    on: bool = True
+
+    def __call__(self, text):
+        if self.on:
+            print(text, flush=True)

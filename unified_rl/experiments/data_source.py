@@ -1,0 +1,159 @@
+"""DeepSeekMath §5.2.3, data source: RL on the SFT questions vs on out-of-distribution questions.
+
+The paper used only questions from the instruction-tuning stage, and names this as a possible reason
+its RL improved Maj@K but not Pass@K; it proposes RL on out-of-distribution prompts. Per seed, from
+one SFT model, GRPO trains with the same budget on one of three question pools:
+
+- `sft-questions`:    the SFT set's own questions (what DeepSeekMath did);
+- `unseen-questions`: new questions of the same difficulty, never seen in SFT;
+- `harder-questions`: questions with one more digit per operand (`TaskConfig.harder()`), a
+                      difficulty the SFT set never showed.
+
+Each model is then evaluated on held-out questions of both difficulties: greedy accuracy, and
+Pass@K / Maj@K at temperature 0.7.
+"""
+
+from dataclasses import asdict, dataclass
+from typing import Optional
+
+import matplotlib.pyplot as plt
+import numpy as np
+import torch
+
+from ..task import make_splits
+from ..trainer import train
+from . import common
+
+ARMS = ("sft-questions", "unseen-questions", "harder-questions")
+TESTS = ("in-distribution", "harder")
+
+
+@dataclass(frozen=True)
+class Budget:
+    """Sizes of the data-source experiment."""
+
+    sft_steps: Optional[int] = 1000
+    """SFT steps of the starting model (the same SFT model as Figure 7); None: the preset's own"""
+    rl_steps: int = 60
+    """GRPO steps per arm"""
+    extra_digits: int = 1
+    """how many digits per operand the harder questions add"""
+    n_harder: int = 2000
+    """size of the pool of harder training questions"""
+    n_test: int = 500
+    """held-out questions per difficulty for greedy accuracy"""
+    k_problems: int = 100
+    """held-out questions per difficulty for Pass@K / Maj@K"""
+    samples: int = 32
+    """samples per question for Pass@K / Maj@K (K = 1, 2, ..., samples)"""
+    temperature: float = 0.7
+    """evaluation sampling temperature"""
+
+
+BUDGETS = {
+    "cpu": Budget(),
+    "gpu": Budget(sft_steps=2000, rl_steps=200, n_harder=20000, n_test=1000, k_problems=300, samples=64),
+    "tiny": Budget(sft_steps=None, rl_steps=2, n_harder=32, n_test=8, k_problems=4, samples=4),
+}
+
+
+def pools(lab, preset, b):
+    """The three question pools and the two held-out test sets (both disjoint from every pool)."""
+    hard_task = preset.task.harder(b.extra_digits)
+    common.check_fits(preset, hard_task)
+    hard_pool, hard_test = make_splits(hard_task, b.n_harder, b.n_test, seed=preset.seed)
+    unseen = lab.rl_problems[preset.n_sft:]
+    if not unseen:
+        raise ValueError(f"the preset's RL pool (n_rl={preset.n_rl}) has no questions beyond the "
+                         f"n_sft={preset.n_sft} SFT questions; raise n_rl")
+    arms = {"sft-questions": lab.sft_problems, "unseen-questions": unseen, "harder-questions": hard_pool}
+    tests = {"in-distribution": lab.test_problems[: b.n_test], "harder": hard_test}
+    return arms, tests
+
+
+def _evaluate(policy, tokenizer, tests, b, seed):
+    out = {}
+    for name, problems in tests.items():
+        torch.manual_seed(20_000 + seed)
+        out[name] = common.evaluate_policy(policy, tokenizer, problems, b.k_problems, b.samples, b.temperature)
+    return out
+
+
+def run(preset="cpu", out="results", seeds=3, progress=True, **budget):
+    """Run the data-source experiment; write OUT/data-source.json and .png; return the result."""
+    common.check_run_args(out, seeds)
+    preset, b = common.pick_budget(BUDGETS, preset, budget)
+    say = common.Progress(progress)
+    sp = common.sft_preset(preset, b.sft_steps)
+    clock = common.Clock()
+    per_seed = []
+    for seed in range(seeds):
+        init = common.sft_model(sp, seed, progress)
+        lab = common.lab_on(sp, seed, init)
+        arms, tests = pools(lab, sp, b)
+        row = {"seed": seed, "sft": _evaluate(lab.policy, lab.tokenizer, tests, b, seed), "train": {}}
+        for arm in ARMS:
+            t = common.Clock()
+            lab = common.lab_on(sp, seed, init, rl_problems=arms[arm])
+            r = train("grpo", lab=lab, steps=b.rl_steps, seed=seed, progress=progress, eval_every=0)
+            row[arm] = _evaluate(r.policy, r.tokenizer, tests, b, seed)
+            acc = [m["accuracy"] for m in r.metrics]
+            row["train"][arm] = {"batch_accuracy_first": float(np.mean(acc[:5])),
+                                 "batch_accuracy_last": float(np.mean(acc[-5:])),
+                                 "kl_last": r.metrics[-1].get("kl"), **t.read()}
+            say(f"data-source seed {seed} {arm}: greedy in-dist {row[arm]['in-distribution']['greedy']:.3f} "
+                f"(SFT {row['sft']['in-distribution']['greedy']:.3f}), harder {row[arm]['harder']['greedy']:.3f} "
+                f"(SFT {row['sft']['harder']['greedy']:.3f}) ({t.read()['wall_s']} s)")
+        per_seed.append(row)
+    result = summarise(per_seed, preset, b, seeds, clock.read(), common.powers_of_two(b.samples))
+    common.write_result("data-source", out, result, plot(result), cache_key=None if budget else preset.name)
+    return result
+
+
+def summarise(per_seed, preset, b, seeds, seconds, ks):
+    result = {"experiment": "data-source", "preset": preset.name, "seeds": seeds, "budget": asdict(b),
+              "k": ks, "arms": list(ARMS), "tests": list(TESTS), "mean": {}, "spread": {}}
+    for model in ("sft", *ARMS):
+        result["mean"][model], result["spread"][model] = {}, {}
+        for test in TESTS:
+            m, s = common.mean_curves([row[model][test] for row in per_seed])
+            result["mean"][model][test], result["spread"][model][test] = m, s
+    result["per_seed"] = per_seed
+    result["seconds"] = seconds
+    K = ks[-1]
+    head = {}
+    for model in ("sft", *ARMS):
+        for test in TESTS:
+            rows = [row[model][test] for row in per_seed]
+            head[f"{model} on {test}"] = {
+                "greedy": common.fmt(common.stats([x["greedy"] for x in rows])),
+                f"Maj@{K}": common.fmt(common.stats([x["maj_at_k"][-1] for x in rows])),
+                f"Pass@{K}": common.fmt(common.stats([x["pass_at_k"][-1] for x in rows]))}
+    head.update(seeds=seeds, wall_s=seconds["wall_s"], cpu_s=seconds["cpu_s"])
+    result["headline"] = head
+    return result
+
+
+def plot(result):
+    """Rows: held-out test set; columns: Maj@K and Pass@K; one line per training pool (and SFT)."""
+    k = result["k"]
+    fig, axes = plt.subplots(2, 2, figsize=(8, 5.6), sharex=True)
+    for r, test in enumerate(TESTS):
+        for c, (key, label) in enumerate((("maj_at_k", "Maj@K"), ("pass_at_k", "Pass@K"))):
+            ax = axes[r, c]
+            for i, model in enumerate(("sft", *ARMS)):
+                m = np.array(result["mean"][model][test][key])
+                s = np.array(result["spread"][model][test][key])
+                ax.plot(k, m, marker="o", ms=3, color=f"C{i}", label="SFT" if model == "sft" else f"GRPO on {model}")
+                ax.fill_between(k, m - s, m + s, color=f"C{i}", alpha=0.15, lw=0)
+            ax.set_xscale("log", base=2)
+            ax.set_xticks(k, [str(v) for v in k])
+            ax.set(title=f"{label}, {test} held-out", ylim=(0, 1.02))
+            ax.grid(alpha=0.3)
+        axes[r, 0].set_ylabel("accuracy")
+    for ax in axes[1]:
+        ax.set_xlabel("K: samples per question")
+    axes[0, 1].legend(fontsize=7)
+    fig.suptitle(f"Data source: GRPO on different question pools ({result['seeds']} seed(s))")
+    fig.tight_layout()
+    return fig

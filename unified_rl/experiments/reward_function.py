@@ -1,0 +1,187 @@
+"""DeepSeekMath §5.2.3, reward function: outcome vs process supervision vs a learned reward model.
+
+GRPO trains from one SFT model with three rewards and the same budget:
+
+- `outcome`: the rule checks the final answer (§4.1.2, outcome supervision);
+- `process`: the rule checks every column-sum step, each step's reward on the token that closes it,
+  normalised over the group and summed from each token onward (§4.1.3, `grpo-process`);
+- `learned`: a reward model (the SFT model's trunk under a scalar head) trained on samples of the
+  SFT model scored by the rule, then used in its place (`ModelReward`); the samples and seconds
+  spent building it are charged to this arm before its first RL step.
+
+Compute is counted two ways: responses sampled (deterministic) and seconds (wall-clock from the
+trainer, and process CPU seconds per arm; on a shared CPU the wall-clock is inflated, the CPU
+seconds much less so). Held-out greedy accuracy is measured every `eval_every` steps.
+"""
+
+from dataclasses import asdict, dataclass, replace
+from typing import Optional
+
+import matplotlib.pyplot as plt
+import numpy as np
+import torch
+
+from ..evaluation import greedy_accuracy
+from ..methods import METHODS
+from ..models import RewardModel, train_reward_model
+from ..rewards import ModelReward, rule_reward
+from ..sampling import sample
+from ..trainer import train
+from . import common
+
+ARMS = ("outcome", "process", "learned")
+
+
+@dataclass(frozen=True)
+class Budget:
+    """Sizes of the reward-function experiment."""
+
+    sft_steps: Optional[int] = 1000
+    """SFT steps of the starting model (the same SFT model as Figure 7); None: the preset's own"""
+    rl_steps: int = 60
+    """GRPO steps per arm"""
+    eval_every: int = 10
+    """steps between held-out greedy evaluations (on the preset's eval_problems questions)"""
+    rm_questions: int = 400
+    """RL-pool questions whose SFT samples train the reward model"""
+    rm_samples: int = 8
+    """samples of the SFT model per question for the reward model"""
+    rm_steps: int = 300
+    """reward-model optimizer steps"""
+    rm_lr: float = 1e-3
+    """reward-model learning rate"""
+    rm_val_questions: int = 100
+    """held-out questions whose SFT samples measure the reward model's accuracy"""
+    n_test: int = 500
+    """held-out questions for the final greedy accuracy"""
+
+
+BUDGETS = {
+    "cpu": Budget(),
+    "gpu": Budget(sft_steps=2000, rl_steps=200, rm_questions=4000, rm_steps=1000, rm_val_questions=500,
+                  n_test=1000),
+    "tiny": Budget(sft_steps=None, rl_steps=2, eval_every=1, rm_questions=8, rm_samples=2, rm_steps=2,
+                   rm_val_questions=4, n_test=8),
+}
+
+
+def build_reward_model(lab, b, seed):
+    """Train a reward model on rule-scored samples of the SFT model; return it with its cost and accuracy."""
+    t = common.Clock()
+    cfg = lab.preset.rl
+    torch.manual_seed(30_000 + seed)
+    questions = lab.rl_problems[: b.rm_questions]
+    r = sample(lab.ref, lab.tokenizer, questions, group_size=b.rm_samples, temperature=cfg.temperature)
+    scores = rule_reward(r.problems, r.texts)  # (N,)
+    rm = RewardModel.from_policy(lab.ref)
+    losses = train_reward_model(rm, lab.tokenizer, r.problems, r.texts, scores, steps=b.rm_steps, lr=b.rm_lr,
+                                device=lab.device, seed=seed)
+    cost = t.read()
+    reward = ModelReward(rm, lab.tokenizer)
+    v = sample(lab.ref, lab.tokenizer, lab.test_problems[: b.rm_val_questions], group_size=b.rm_samples,
+               temperature=cfg.temperature)
+    truth = rule_reward(v.problems, v.texts)
+    pred = reward(v).cpu()
+    info = {"train_samples": len(r), "train_positive_frac": scores.mean().item(),
+            "final_loss": float(np.mean(losses[-20:])), "val_samples": len(v),
+            "val_accuracy": ((pred > 0.5).float() == truth).float().mean().item(),
+            "val_accuracy_if_always_majority": max(truth.mean().item(), 1 - truth.mean().item()),
+            **cost}
+    return reward, info
+
+
+def _curve(lab, r, start_acc, sample0=0, seconds0=0.0):
+    """(samples, wall seconds, held-out accuracy) at step 0 and every evaluation."""
+    cfg = lab.preset.rl
+    per_step = cfg.prompts_per_step * cfg.group_size
+    pts = [(sample0, seconds0, start_acc)]
+    pts += [(sample0 + m["step"] * per_step, seconds0 + m["seconds"], m["eval_accuracy"])
+            for m in r.metrics if "eval_accuracy" in m]
+    return {"samples": [p[0] for p in pts], "wall_s": [p[1] for p in pts], "accuracy": [p[2] for p in pts]}
+
+
+def run(preset="cpu", out="results", seeds=3, progress=True, **budget):
+    """Run the reward-function experiment; write OUT/reward-function.json and .png; return the result."""
+    common.check_run_args(out, seeds)
+    preset, b = common.pick_budget(BUDGETS, preset, budget)
+    say = common.Progress(progress)
+    sp = common.sft_preset(preset, b.sft_steps)
+    clock = common.Clock()
+    per_seed = []
+    for seed in range(seeds):
+        init = common.sft_model(sp, seed, progress)
+        lab = common.lab_on(sp, seed, init)
+        start = greedy_accuracy(lab.policy, lab.tokenizer, lab.test_problems[: sp.eval_problems])
+        reward, rm_info = build_reward_model(lab, b, seed)
+        methods = {"outcome": METHODS["grpo"], "process": METHODS["grpo-process"],
+                   "learned": replace(METHODS["grpo"], reward=reward)}
+        row = {"seed": seed, "sft_eval_accuracy": start, "reward_model": rm_info, "arms": {}}
+        for arm in ARMS:
+            t = common.Clock()
+            lab = common.lab_on(sp, seed, init)
+            r = train(methods[arm], lab=lab, steps=b.rl_steps, seed=seed, progress=progress, eval_every=b.eval_every)
+            cost = t.read()
+            pre = (rm_info["train_samples"], rm_info["wall_s"]) if arm == "learned" else (0, 0.0)
+            curve = _curve(lab, r, start, *pre)
+            final = greedy_accuracy(r.policy, r.tokenizer, lab.test_problems[: b.n_test])
+            cpu = cost["cpu_s"] + (rm_info["cpu_s"] if arm == "learned" else 0.0)
+            row["arms"][arm] = {"curve": curve, "final_accuracy": final, "cpu_s": cpu, "rl_wall_s": cost["wall_s"],
+                                "reward_seen": [m["reward"] for m in r.metrics],
+                                "true_batch_accuracy": [m["accuracy"] for m in r.metrics]}
+            say(f"reward-function seed {seed} {arm}: held-out {final:.3f} after {curve['samples'][-1]} samples, "
+                f"{cpu:.0f} CPU s ({cost['wall_s']} s wall)")
+        per_seed.append(row)
+    result = summarise(per_seed, preset, b, seeds, clock.read())
+    common.write_result("reward-function", out, result, plot(result), cache_key=None if budget else preset.name)
+    return result
+
+
+def summarise(per_seed, preset, b, seeds, seconds):
+    result = {"experiment": "reward-function", "preset": preset.name, "seeds": seeds, "budget": asdict(b),
+              "arms": list(ARMS), "sft": common.stats([row["sft_eval_accuracy"] for row in per_seed]),
+              "final_accuracy": {}, "cpu_s": {}, "samples": {}, "curve": {}, "curve_spread": {},
+              "reward_model": {k: common.stats([row["reward_model"][k] for row in per_seed])
+                               for k in ("val_accuracy", "val_accuracy_if_always_majority", "train_positive_frac")}}
+    for arm in ARMS:
+        rows = [row["arms"][arm] for row in per_seed]
+        result["final_accuracy"][arm] = common.stats([x["final_accuracy"] for x in rows])
+        result["cpu_s"][arm] = common.stats([x["cpu_s"] for x in rows])
+        result["samples"][arm] = rows[0]["curve"]["samples"][-1]
+        result["curve"][arm], result["curve_spread"][arm] = common.mean_curves([x["curve"] for x in rows])
+    result["per_seed"] = per_seed
+    result["seconds"] = seconds
+    head = {"SFT held-out accuracy (eval set)": common.fmt(result["sft"])}
+    for arm in ARMS:
+        head[arm] = {"held-out accuracy": common.fmt(result["final_accuracy"][arm]),
+                     "samples": result["samples"][arm], "CPU s": common.fmt(result["cpu_s"][arm], 0)}
+    head["reward model held-out accuracy"] = common.fmt(result["reward_model"]["val_accuracy"])
+    head["majority-class baseline"] = common.fmt(result["reward_model"]["val_accuracy_if_always_majority"])
+    head.update(seeds=seeds, wall_s=seconds["wall_s"], cpu_s=seconds["cpu_s"])
+    result["headline"] = head
+    return result
+
+
+def plot(result):
+    """Held-out accuracy against samples drawn and against seconds; reward seen vs truth while training."""
+    fig, axes = plt.subplots(1, 3, figsize=(11, 3.2))
+    for i, arm in enumerate(result["arms"]):
+        c, s = result["curve"][arm], result["curve_spread"][arm]
+        m, e = np.array(c["accuracy"]), np.array(s["accuracy"])
+        for ax, x in zip(axes[:2], ("samples", "wall_s")):
+            ax.plot(c[x], m, marker="o", ms=3, color=f"C{i}", label=arm)
+            ax.fill_between(c[x], m - e, m + e, color=f"C{i}", alpha=0.15, lw=0)
+        seen = np.mean([row["arms"][arm]["reward_seen"] for row in result["per_seed"]], 0)
+        true = np.mean([row["arms"][arm]["true_batch_accuracy"] for row in result["per_seed"]], 0)
+        steps = np.arange(1, len(seen) + 1)
+        axes[2].plot(steps, seen, color=f"C{i}", lw=1, ls="--")
+        axes[2].plot(steps, true, color=f"C{i}", lw=1.5, label=arm)
+    axes[0].set(xlabel="responses sampled (incl. the reward model's data)", ylabel="held-out greedy accuracy",
+                title="accuracy per sample")
+    axes[1].set(xlabel="wall-clock seconds (incl. reward-model training)", title="accuracy per second")
+    axes[2].set(xlabel="GRPO step", ylabel="batch mean", title="reward seen (dashed) vs. truth (solid)")
+    for ax in axes:
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=7)
+    fig.suptitle(f"Reward functions for GRPO ({result['seeds']} seed(s))")
+    fig.tight_layout()
+    return fig
