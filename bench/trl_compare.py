@@ -123,7 +123,7 @@ def _trl_trainer(preset, path, out_dir, steps, max_new):
 
 
 def trl_seconds_per_step(preset, path, steps, max_new):
-    from transformers import TrainerCallback
+    from transformers import PrinterCallback, TrainerCallback
 
     class Clock(TrainerCallback):
         def __init__(self):
@@ -140,6 +140,7 @@ def trl_seconds_per_step(preset, path, steps, max_new):
         trainer = _trl_trainer(preset, path, out_dir, steps, max_new)
         clock = Clock()
         trainer.add_callback(clock)
+        trainer.remove_callback(PrinterCallback)  # its per-step log dicts would bury the results
         trainer.train()
     return _medians(clock.times[1:]) if len(clock.times) > 2 else clock.times[-1] - clock.times[0]
 

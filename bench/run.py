@@ -1,0 +1,127 @@
+"""Every benchmark in one run: writes bench/results.json and prints a short table.
+
+    python bench/run.py [--only trl,memory,sampling] [--course] [--out bench/results.json]
+Each figure is a ratio measured side by side in this run (medians over repeats), so a busy machine
+slows both sides alike; the load average is recorded with the results all the same.
+
+| key                          | what                                                          | file              |
+|------------------------------|---------------------------------------------------------------|-------------------|
+| grpo_step_speedup_vs_trl     | TRL GRPOTrainer s/step / ours, same model, batch and settings | trl_compare.py    |
+| trl_agreement                | max relative gradient difference to TRL's loss, same batch    | trl_compare.py    |
+| ppo_over_grpo_peak_memory    | PPO / GRPO peak memory of a training run, per model width     | memory.py         |
+| ppo_over_grpo_step_time      | PPO / GRPO seconds per step, per model width                  | memory.py         |
+| sampling_speedup_vs_generate | our sampler's tokens/s / `model.generate`'s                   | sampling_speed.py |
+| course_cpu_seconds           | seconds to execute each notebook (only with --course)         | this file         |
+"""
+
+import argparse
+import glob
+import json
+import os
+import platform
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+os.environ.setdefault("OMP_NUM_THREADS", "1")  # tiny models: one thread per process is fastest
+
+import torch  # noqa: E402
+
+BENCHES = ("sampling", "memory", "trl")
+
+
+def course_seconds(pattern="course/*.ipynb", timeout=1800):
+    """Execute each notebook with nbclient (the SFT cache warmed first); seconds per notebook."""
+    import nbformat
+    from nbclient import NotebookClient
+
+    from unified_rl.cache import sft_checkpoint
+    from unified_rl.presets import get_preset
+
+    t0 = time.perf_counter()
+    sft_checkpoint(get_preset("auto"), progress=False)
+    out = {"sft_cache_seconds": round(time.perf_counter() - t0, 1), "notebooks": {}}
+    for path in sorted(glob.glob(pattern)):
+        nb = nbformat.read(path, as_version=4)
+        t0 = time.perf_counter()
+        try:
+            NotebookClient(nb, timeout=timeout, kernel_name="python3",
+                           resources={"metadata": {"path": os.path.dirname(path)}}).execute()
+            out["notebooks"][os.path.basename(path)] = round(time.perf_counter() - t0, 1)
+        except Exception as e:  # record the failure and keep timing the others
+            out["notebooks"][os.path.basename(path)] = {"error": f"{type(e).__name__}: {str(e)[:200]}"}
+        print(f"  {os.path.basename(path)}: {out['notebooks'][os.path.basename(path)]}", flush=True)
+    out["total"] = round(sum(v for v in out["notebooks"].values() if isinstance(v, float)), 1)
+    return out
+
+
+def run(only=BENCHES, course=False, repeats=5, steps=4):
+    res = {"machine": {"python": platform.python_version(), "torch": torch.__version__,
+                       "device": "cuda" if torch.cuda.is_available() else "cpu",
+                       "cpus": os.cpu_count(), "torch_threads": torch.get_num_threads(),
+                       "load_average_at_start": os.getloadavg()},
+           "started": time.strftime("%Y-%m-%d %H:%M:%S")}
+    if "sampling" in only:
+        import sampling_speed
+
+        s = res["sampling"] = sampling_speed.measure(repeats=repeats)
+        res["sampling_speedup_vs_generate"] = s["speedup_vs_generate"]
+    if "memory" in only:
+        import memory
+
+        rows = res["ppo_vs_grpo"] = memory.measure()
+        res["ppo_over_grpo_peak_memory"] = {str(r["width"]): r["peak_memory_ratio"] for r in rows}
+        res["ppo_over_grpo_step_time"] = {str(r["width"]): r["step_time_ratio"] for r in rows}
+    if "trl" in only:
+        import trl_compare
+
+        try:
+            t = res["trl"] = trl_compare.measure(steps=steps)
+            res["grpo_step_speedup_vs_trl"] = t.get("grpo_step_speedup_vs_trl")
+            agree = t.get("trl_agreement")
+            res["trl_agreement"] = agree and agree["max_rel_diff_kl_correction_off_same_eps"]
+            if "reason" in t:
+                res["trl_missing_reason"] = t["reason"]
+        except Exception as e:  # a TRL release that changed its internals must not sink the rest
+            res["grpo_step_speedup_vs_trl"] = res["trl_agreement"] = None
+            res["trl_missing_reason"] = f"{type(e).__name__}: {str(e)[:300]}"
+    res["course_cpu_seconds"] = course_seconds() if course else None  # None: not run (pass --course)
+    res["load_average_at_end"] = os.getloadavg()
+    return res
+
+
+def table(res):
+    rows = [("grpo_step_speedup_vs_trl", res.get("grpo_step_speedup_vs_trl"), ">= 1.2"),
+            ("trl_agreement", res.get("trl_agreement"), "float error"),
+            ("ppo_over_grpo_peak_memory", res.get("ppo_over_grpo_peak_memory"), "> 1"),
+            ("ppo_over_grpo_step_time", res.get("ppo_over_grpo_step_time"), "> 1"),
+            ("sampling_speedup_vs_generate", res.get("sampling_speedup_vs_generate"), ""),
+            ("course_cpu_seconds", (res.get("course_cpu_seconds") or {}).get("total"), "")]
+    lines = [f"{'key':30s} {'value':40s} target"]
+    for k, v, target in rows:
+        if isinstance(v, float):
+            v = f"{v:.3g}"
+        lines.append(f"{k:30s} {str(v if v is not None else 'not measured'):40s} {target}")
+    if "trl" in res and "ours_phases" in res["trl"]:
+        lines.append(f"our GRPO step phases (s): {res['trl']['ours_phases']}")
+    lines.append(f"load average {res['machine']['load_average_at_start']} -> {res['load_average_at_end']}")
+    return "\n".join(lines)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--only", default=",".join(BENCHES), help=f"comma-separated subset of {','.join(BENCHES)}")
+    ap.add_argument("--course", action="store_true", help="also execute every notebook (slow: tens of minutes)")
+    ap.add_argument("--repeats", type=int, default=5, help="sampling repeats [5]")
+    ap.add_argument("--steps", type=int, default=4, help="GRPO steps per trainer for the TRL comparison [4]")
+    ap.add_argument("--out", default="bench/results.json")
+    args = ap.parse_args()
+    res = run([b for b in args.only.split(",") if b], args.course, args.repeats, args.steps)
+    with open(args.out, "w") as f:
+        json.dump(res, f, indent=2)
+    print(table(res))
+    print(f"-> {args.out}")
+
+
+if __name__ == "__main__":
+    main()
