@@ -93,20 +93,22 @@ def probed(method, pairs, every=1):
     return dataclasses.replace(m, data_source=source), history
 
 
-def plot_pairs(history, beta):
-    """Left: x+, x- and the margin on the fixed pairs against the step. Right: the mean coefficient."""
-    steps = [h["step"] for h in history]
-    fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(8, 2.8))
-    ax1.axhline(0, color="0.6", lw=0.8)
-    ax1.plot(steps, [h["x_chosen"] for h in history], color="C2", label="x⁺ (chosen)")
-    ax1.plot(steps, [h["x_rejected"] for h in history], color="C3", label="x⁻ (rejected)")
-    ax1.plot(steps, [h["margin"] for h in history], "k--", label="margin x⁺ − x⁻")
-    ax1.set(xlabel="step", title="log-ratios on the fixed pairs")
-    ax1.legend(fontsize=7)
-    ax2.plot(steps, [h["gc"] for h in history], color="C0")
-    ax2.axhline(beta / 2, color="0.6", lw=0.8, ls=":")
-    ax2.set(xlabel="step", title=f"mean GC c (β/2 = {beta / 2:g} at margin 0)")
-    for ax in (ax1, ax2):
+def plot_pairs(histories, beta):
+    """x+ and x- (left), the margin (middle) and the mean coefficient (right) on the fixed pairs
+    against the step, one colour per run. histories: {run name: list of `pair_summary` dicts}."""
+    fig, axes = plt.subplots(1, 3, figsize=(11, 3))
+    for k, (name, history) in enumerate(histories.items()):
+        steps, col = [h["step"] for h in history], f"C{k}"
+        axes[0].plot(steps, [h["x_chosen"] for h in history], color=col, label=f"x⁺ chosen, {name}")
+        axes[0].plot(steps, [h["x_rejected"] for h in history], color=col, ls="--", label=f"x⁻ rejected, {name}")
+        axes[1].plot(steps, [h["margin"] for h in history], color=col, label=name)
+        axes[2].plot(steps, [h["gc"] for h in history], color=col, label=name)
+    axes[0].axhline(0, color="0.5", lw=0.8)
+    axes[2].axhline(beta / 2, color="0.5", lw=0.8, ls=":")
+    titles = ("log-ratios x⁺, x⁻", "margin x⁺ − x⁻", f"mean GC c  (β/2 = {beta / 2:g} at margin 0)")
+    for ax, title in zip(axes, titles):
+        ax.set(xlabel="step", title=title)
         ax.grid(alpha=0.3)
+        ax.legend(fontsize=7)
     fig.tight_layout()
     return fig

@@ -1,0 +1,137 @@
+"""Exercises of course/05_ppo.ipynb: PPO's coefficient (eq 15-18) and GAE, derived, implemented, predicted.
+
+In the notebook:  from unified_rl.course.ex.nb05_ppo import q1, q2, q3, q4
+Each exercise names the notebook variable it reads and carries its solution and plausible wrong
+answers (tests/test_exercises.py runs every checker on them). References are the package's own
+functions (`coefficients.ppo`, `advantages.gae`), never a copy.
+"""
+
+import sympy
+import torch
+
+from unified_rl import advantages, coefficients
+from unified_rl.course.exercises import ExpressionExercise, FunctionExercise, ValueExercise
+
+# q1 (derivation): the exact coefficient of eq 16 for one token, off-policy (pi_old != pi_theta).
+ell, ell_old, A = sympy.symbols("ell ell_old A", positive=True)
+
+q1 = ExpressionExercise(
+    lambda: sympy.diff(sympy.exp(ell - ell_old) * A, ell),
+    var="gc_eq16", title="Q1: the exact coefficient of eq 16",
+    hint=["For a one-token response, J = ratio * A with ratio = exp(ell - ell_old); GC = |o| dJ/d ell = dJ/d ell.",
+          "Only ell depends on theta: ell_old was computed by the sampling policy and A by GAE."],
+    solution="```python\ngc_eq16 = sympy.diff(sympy.exp(ell - ell_old) * A, ell)   # = A * exp(ell - ell_old) = r * A\n```",
+    wrong=[A,  # eq 18: the value at pi_old = pi_theta only
+           sympy.exp(ell - ell_old),  # the ratio without the advantage
+           -A * sympy.exp(ell - ell_old),  # sign flipped
+           A * sympy.exp(ell_old - ell)],  # the ratio upside down
+)
+
+# q2 (derivation): GAE by hand for a two-token response with terminal reward R and values V1, V2.
+R, V1, V2, gamma, lam = sympy.symbols("R V1 V2 gamma lam", positive=True)
+
+
+def _gae_first_token():
+    delta2 = R - V2  # the last token: r_2 = R and V = 0 after the response
+    delta1 = 0 + gamma * V2 - V1  # no reward before the last token
+    return delta1 + gamma * lam * delta2
+
+
+q2 = ExpressionExercise(
+    _gae_first_token, var="adv_first_token", title="Q2: GAE for the first of two tokens",
+    hint=["delta_t = r_t + gamma V_{t+1} - V_t, with r_1 = 0, r_2 = R and V_3 = 0 (nothing after the response).",
+          "A_1 = delta_1 + gamma * lam * delta_2."],
+    solution="```python\nadv_first_token = (gamma * V2 - V1) + gamma * lam * (R - V2)\n```",
+    wrong=[(gamma * V2 - V1) + lam * (R - V2),  # lambda without gamma
+           (gamma * V2 - V1) + gamma * lam * (R + gamma * V2 - V2),  # bootstrapping past the end
+           gamma * R - V1,  # Monte Carlo return minus V (lambda = 1), not GAE
+           (gamma * V2 - V1) + gamma * lam * R],  # forgot V2 in the last delta
+)
+
+
+# q3 (implementation): GAE, checked against advantages.gae.
+def _gae_solution(rewards, values, mask, gamma, lam):
+    values = values * mask
+    adv = torch.zeros_like(rewards)
+    next_adv = torch.zeros_like(rewards[:, 0])
+    next_value = torch.zeros_like(rewards[:, 0])
+    for t in reversed(range(mask.shape[1])):
+        on_next = mask[:, t + 1] if t + 1 < mask.shape[1] else torch.zeros_like(mask[:, 0])
+        delta = rewards[:, t] + gamma * next_value * on_next - values[:, t]  # V = 0 after the response
+        next_adv = (delta + gamma * lam * next_adv * on_next) * mask[:, t]
+        adv[:, t] = next_adv
+        next_value = values[:, t]
+    return adv, (adv + values) * mask
+
+
+def _gae_no_lambda(rewards, values, mask, gamma, lam):
+    return _gae_solution(rewards, values, mask, gamma, 1.0)
+
+
+def _gae_bootstraps_past_the_end(rewards, values, mask, gamma, lam):
+    """Reads V of the padding after a response instead of 0."""
+    adv = torch.zeros_like(rewards)
+    next_adv = torch.zeros_like(rewards[:, 0])
+    for t in reversed(range(mask.shape[1])):
+        next_value = values[:, t + 1] if t + 1 < mask.shape[1] else torch.zeros_like(values[:, 0])
+        delta = rewards[:, t] + gamma * next_value - values[:, t]
+        next_adv = (delta + gamma * lam * next_adv) * mask[:, t]
+        adv[:, t] = next_adv
+    return adv, (adv + values * mask) * mask
+
+
+def _gae_monte_carlo_returns(rewards, values, mask, gamma, lam):
+    adv, _ = _gae_solution(rewards, values, mask, gamma, lam)
+    returns = torch.zeros_like(rewards)
+    running = torch.zeros_like(rewards[:, 0])
+    for t in reversed(range(mask.shape[1])):
+        running = (rewards[:, t] + gamma * running) * mask[:, t]
+        returns[:, t] = running
+    return adv, returns  # the regression target of a Monte Carlo critic, not GAE's A + V
+
+
+def _gae_inputs(gen, B=3, T=6):
+    lens = torch.randint(1, T + 1, (B,), generator=gen)
+    mask = (torch.arange(T)[None] < lens[:, None]).float()  # (B, T)
+    return {"rewards": torch.randn(B, T, generator=gen) * mask, "values": torch.randn(B, T, generator=gen),
+            "mask": mask, "gamma": 0.9 + 0.1 * float(torch.rand((), generator=gen)),
+            "lam": 0.5 + 0.5 * float(torch.rand((), generator=gen))}
+
+
+q3 = FunctionExercise(
+    advantages.gae,
+    cases={
+        "one token, reward 1": {"rewards": torch.tensor([[1.0]]), "values": torch.tensor([[0.4]]),
+                                "mask": torch.ones(1, 1), "gamma": 1.0, "lam": 0.95},
+        "terminal reward only, gamma = lam = 1": {"rewards": torch.tensor([[0.0, 0.0, 1.0]]),
+                                                  "values": torch.tensor([[0.2, 0.5, 0.7]]),
+                                                  "mask": torch.ones(1, 3), "gamma": 1.0, "lam": 1.0},
+        "padding after a short response (values there are not 0)": {
+            "rewards": torch.tensor([[0.0, 1.0, 0.0, 0.0], [0.0, 0.0, 0.0, -1.0]]),
+            "values": torch.tensor([[0.3, 0.6, 0.9, 0.9], [0.1, 0.2, 0.3, 0.4]]),
+            "mask": torch.tensor([[1.0, 1.0, 0.0, 0.0], [1.0, 1.0, 1.0, 1.0]]), "gamma": 0.99, "lam": 0.9},
+    },
+    random_inputs=_gae_inputs, var="my_gae", title="Q3: implement GAE",
+    hint=["Walk the tokens backwards: delta_t = r_t + gamma V_{t+1} - V_t with V = 0 after the last "
+          "response token, then A_t = delta_t + gamma lam A_{t+1}.",
+          "Return (adv, returns) with returns = adv + values, both 0 off the mask."],
+    solution_value=_gae_solution,
+    wrong=[_gae_no_lambda, _gae_bootstraps_past_the_end, _gae_monte_carlo_returns],
+)
+
+
+# q4 (predict, then run): the clipped coefficient for A = -1 at ratio 1.3, clip_eps = 0.2.
+def _clipped_negative():
+    r = torch.tensor([[1.3]])
+    return coefficients.ppo(torch.tensor([[-1.0]]), torch.ones(1, 1), logp=r.log(), logp_old=torch.zeros(1, 1),
+                            clip_eps=0.2).item()
+
+
+q4 = ValueExercise(
+    _clipped_negative, atol=1e-4, var="predicted_gc",
+    title="Q4: predict the clipped coefficient for A = -1 at ratio 1.3 (clip_eps = 0.2)",
+    hint=["The clip only stops the push in the direction the advantage asks for: up for A > 0, down for A < 0.",
+          "For A < 0 the term min(rA, clip(r)A) picks rA whenever r > 1 - eps: its derivative is r A."],
+    wrong=[0.0, -1.0, -1.2, 1.3],  # clipped to 0; eq 18 on-policy; clip(r) * A; wrong sign
+)
+
