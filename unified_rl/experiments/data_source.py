@@ -79,7 +79,7 @@ def _evaluate(policy, tokenizer, tests, b, seed):
     return out
 
 
-def run(preset="cpu", out="results", seeds=3, progress=True, **budget):
+def run(preset="auto", out="results", seeds=3, progress=True, **budget):
     """Run the data-source experiment; write OUT/data-source.json and .png; return the result."""
     common.check_run_args(out, seeds)
     preset, b = common.pick_budget(BUDGETS, preset, budget)

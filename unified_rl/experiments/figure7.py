@@ -52,7 +52,7 @@ BUDGETS = {
 }
 
 
-def run(preset="cpu", out="results", seeds=3, progress=True, **budget):
+def run(preset="auto", out="results", seeds=3, progress=True, **budget):
     """Run Figure 7 over `seeds` seeds; write OUT/figure7.json and OUT/figure7.png; return the result."""
     common.check_run_args(out, seeds)
     preset, b = common.pick_budget(BUDGETS, preset, budget)

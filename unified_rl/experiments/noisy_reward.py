@@ -58,7 +58,7 @@ def noisy_method(name, flip_prob, seed):
     return m
 
 
-def run(preset="cpu", out="results", seeds=3, progress=True, **budget):
+def run(preset="auto", out="results", seeds=3, progress=True, **budget):
     """Run the noisy-reward experiment; write OUT/noisy-reward.json and .png; return the result."""
     common.check_run_args(out, seeds)
     preset, b = common.pick_budget(BUDGETS, preset, budget)

@@ -100,7 +100,7 @@ def _curve(lab, r, start_acc, sample0=0, seconds0=0.0):
     return {"samples": [p[0] for p in pts], "wall_s": [p[1] for p in pts], "accuracy": [p[2] for p in pts]}
 
 
-def run(preset="cpu", out="results", seeds=3, progress=True, **budget):
+def run(preset="auto", out="results", seeds=3, progress=True, **budget):
     """Run the reward-function experiment; write OUT/reward-function.json and .png; return the result."""
     common.check_run_args(out, seeds)
     preset, b = common.pick_budget(BUDGETS, preset, budget)

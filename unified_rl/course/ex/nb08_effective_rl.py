@@ -1,0 +1,97 @@
+"""Exercises of notebook 08 (§5.2.3, towards a more effective RL: data source, algorithm, reward).
+
+In the notebook:  from unified_rl.course.ex.nb08_effective_rl import q1, q2, q3, q4
+The reference of the implementation exercise is `advantages.group_relative_process`.
+"""
+
+import sympy
+import torch
+
+from unified_rl import advantages
+from unified_rl.course.exercises import ChoiceExercise, ExpressionExercise, FunctionExercise, ValueExercise
+
+# q1 (derivation): the expected reward a method sees when a 0/1 reward r is flipped with probability eps.
+r, eps = sympy.symbols("r epsilon", positive=True)
+q1 = ExpressionExercise(lambda: r * (1 - eps) + (1 - r) * eps, var="expected_noisy_reward",
+                        title="Q1: the expected noisy reward",
+                        hint=["With probability 1 - eps the reward is r, with probability eps it is 1 - r.",
+                              "Collect the terms: the result is an affine function of r. What is its slope?"],
+                        solution="```python\nexpected_noisy_reward = r * (1 - epsilon) + (1 - r) * epsilon"
+                                 "   # = epsilon + (1 - 2 epsilon) r\n```",
+                        wrong=[r * (1 - eps),        # forgets that wrong answers get rewarded too
+                               r - eps,              # subtracts the noise
+                               (1 - r) * (1 - eps) + r * eps])  # the flipped and kept cases swapped
+
+
+# q2 (implementation): process-supervised advantages (§4.1.3), against advantages.group_relative_process.
+def _process_solution(step_rewards, step_mask, group_size, eps=1e-6):
+    B, T = step_mask.shape
+    x = step_rewards.reshape(B // group_size, group_size * T)  # every step of a group in one row
+    valid = step_mask.reshape(B // group_size, group_size * T)
+    n = valid.sum(-1, keepdim=True)
+    mean = (x * valid).sum(-1, keepdim=True) / n
+    std = ((((x - mean) * valid) ** 2).sum(-1, keepdim=True) / (n - 1).clamp(min=1)).sqrt()
+    norm = torch.where(std > 0, (x - mean) / (std + eps), torch.zeros_like(x)) * valid
+    return norm.view(B, T).flip(-1).cumsum(-1).flip(-1)  # sum over the steps ending at or after t
+
+
+def _no_sum(step_rewards, step_mask, group_size, eps=1e-6):  # each token only its own step's reward
+    B, T = step_mask.shape
+    full = _process_solution(step_rewards, step_mask, group_size, eps)
+    return full - torch.nn.functional.pad(full[:, 1:], (0, 1))
+
+
+def _forward_sum(step_rewards, step_mask, group_size, eps=1e-6):  # sums the steps before t instead
+    B, T = step_mask.shape
+    own = _no_sum(step_rewards, step_mask, group_size, eps)
+    return own.cumsum(-1)
+
+
+def _per_response(step_rewards, step_mask, group_size, eps=1e-6):  # normalises within each response
+    return _process_solution(step_rewards, step_mask, 1, eps)
+
+
+def _random_steps(gen):
+    G = int(torch.randint(2, 5, (), generator=gen))
+    n_groups = int(torch.randint(1, 3, (), generator=gen))
+    T = int(torch.randint(3, 8, (), generator=gen))
+    step_mask = (torch.rand(n_groups * G, T, generator=gen) < 0.5).float()
+    step_mask[:, -1] = 1.0  # every response has at least its final answer scored
+    step_rewards = torch.randint(0, 2, (n_groups * G, T), generator=gen).float() * step_mask
+    return {"step_rewards": step_rewards, "step_mask": step_mask, "group_size": G}
+
+
+q2 = FunctionExercise(
+    advantages.group_relative_process,
+    cases={"two answers, two steps each": {
+               "step_rewards": torch.tensor([[1.0, 0.0, 1.0], [0.0, 0.0, 0.0]]),
+               "step_mask": torch.tensor([[1.0, 0.0, 1.0], [1.0, 0.0, 1.0]]), "group_size": 2},
+           "every step right: no signal": {
+               "step_rewards": torch.tensor([[1.0, 1.0], [1.0, 1.0]]),
+               "step_mask": torch.ones(2, 2), "group_size": 2}},
+    random_inputs=_random_steps,
+    var="my_process_advantage", title="Q2: process-supervised advantages",
+    hint=["Put every step reward of a group in one row (reshape to (n_groups, group_size * T)) and normalise "
+          "with the mean and the sample std over the scored entries only (step_mask); 0 if they are all equal.",
+          "A token's advantage is the sum of the normalised rewards of the steps that end at or after it: "
+          "flip the token axis, cumsum, flip back."],
+    solution_value=_process_solution,
+    wrong=[_no_sum, _forward_sum, _per_response],
+)
+
+# q3 (prediction): the flip probability at which the reward says nothing about correctness.
+q3 = ValueExercise(0.5, atol=1e-6, var="useless_flip_prob",
+                   title="Q3: when does a noisy reward carry no signal?",
+                   hint="Use Q1: the expected reward is epsilon + (1 - 2 epsilon) r. When does it stop depending on r?",
+                   wrong=[0.2, 1.0, 0.4])
+
+# q4 (choice): which of the paper's reward-model directions the learned-reward experiment probes.
+q4 = ChoiceExercise(
+    {"generalization": "the reward model must score outputs unlike the ones it was trained on",
+     "uncertainty": "the reward model should say how sure it is",
+     "process rewards": "fine-grained, per-step training signals"},
+    "generalization", var="rm_direction", title="Q4: which direction does the learned reward test?",
+    why={"uncertainty": "ModelReward returns one probability per response; nothing here models its uncertainty",
+         "process rewards": "the learned reward scores whole responses (outcome); the process arm uses the rule"},
+    hint="The reward model is trained on samples of the SFT model, then scores samples of a policy that moves away from it.",
+)
