@@ -55,7 +55,7 @@ def course_seconds(pattern="course/*.ipynb", timeout=1800):
     return out
 
 
-def run(only=BENCHES, course=False, repeats=5, steps=4):
+def run(only=BENCHES, course=False, repeats=5, steps=5):
     res = {"machine": {"python": platform.python_version(), "torch": torch.__version__,
                        "device": "cuda" if torch.cuda.is_available() else "cpu",
                        "cpus": os.cpu_count(), "torch_threads": torch.get_num_threads(),
@@ -113,10 +113,14 @@ def main():
     ap.add_argument("--only", default=",".join(BENCHES), help=f"comma-separated subset of {','.join(BENCHES)}")
     ap.add_argument("--course", action="store_true", help="also execute every notebook (slow: tens of minutes)")
     ap.add_argument("--repeats", type=int, default=5, help="sampling repeats [5]")
-    ap.add_argument("--steps", type=int, default=4, help="GRPO steps per trainer for the TRL comparison [4]")
+    ap.add_argument("--steps", type=int, default=5, help="GRPO steps per trainer and round for the TRL comparison [5]")
     ap.add_argument("--out", default="bench/results.json")
     args = ap.parse_args()
-    res = run([b for b in args.only.split(",") if b], args.course, args.repeats, args.steps)
+    only = [b for b in args.only.split(",") if b]
+    res = run(only, args.course, args.repeats, args.steps)
+    if set(only) != set(BENCHES) and os.path.exists(args.out):  # a partial run updates the last full one
+        with open(args.out) as f:
+            res = {**json.load(f), **{k: v for k, v in res.items() if v is not None or k not in ("course_cpu_seconds",)}}
     with open(args.out, "w") as f:
         json.dump(res, f, indent=2)
     print(table(res))

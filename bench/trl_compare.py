@@ -1,12 +1,12 @@
 """Our GRPO against TRL's `GRPOTrainer`: seconds per optimizer step, and the first-step gradient.
 
-    python bench/trl_compare.py [--steps 4] [--preset cpu]
+    python bench/trl_compare.py [--steps 5] [--rounds 2] [--preset cpu]
 Needs the `bench` extra (`pip install -e ".[bench]"`). Nothing is downloaded: our GPT-2 is built
 from the preset's config, saved with `save_pretrained`, and TRL loads it from that folder
 (HF_HUB_OFFLINE=1) with a local `datasets.Dataset` of the same questions.
 
 Speed: same model, prompts per step, group size, completion length, beta, learning rate, clip
-epsilon and temperature; medians of per-step times after the first step. Our step is also split
+epsilon and temperature; medians of per-step times after the first step, in rounds that\nalternate the two trainers. Our step is also split
 into its phases (sampling, reference log-probs, policy forward + backward + optimizer step).
 
 Agreement: where the settings coincide (TRL's loss_type="grpo" averages each sequence over its
@@ -211,14 +211,15 @@ def gradient_agreement(preset, path, seed=0):
     }
 
 
-def measure(preset="cpu", steps=4):
+def measure(preset="cpu", steps=5, rounds=2):
+    """Rounds alternate our trainer and TRL's, so a change in machine load hits both sides."""
     preset = get_preset(preset)
     with tempfile.TemporaryDirectory() as tmp:
         path = save_model(preset, os.path.join(tmp, "model"))
         lab = make_lab(preset, init=path)
         max_new = max(len(p.solution) for p in lab.rl_problems[:1000]) + 5  # sample()'s own default
-        result = {"preset": preset.name, "steps": steps, "batch": preset.rl.prompts_per_step * preset.rl.group_size,
-                  "max_new_tokens": max_new}
+        result = {"preset": preset.name, "steps": steps, "rounds": rounds,
+                  "batch": preset.rl.prompts_per_step * preset.rl.group_size, "max_new_tokens": max_new}
         try:
             import trl
 
@@ -229,9 +230,14 @@ def measure(preset="cpu", steps=4):
             result["reason"] = f"TRL is not installed ({e}); pip install -e '.[bench]'"
             return result
         result["trl_agreement"] = gradient_agreement(preset, path)
-        ours_s, lab = ours_seconds_per_step(preset, path, steps)
-        trl_s = trl_seconds_per_step(preset, path, steps, max_new)
+        ours, theirs = [], []
+        for _ in range(rounds):
+            s, lab = ours_seconds_per_step(preset, path, steps)
+            ours.append(s)
+            theirs.append(trl_seconds_per_step(preset, path, steps, max_new))
+        ours_s, trl_s = statistics.median(ours), statistics.median(theirs)
         result.update(ours_seconds_per_step=round(ours_s, 4), trl_seconds_per_step=round(trl_s, 4),
+                      per_round={"ours": [round(x, 4) for x in ours], "trl": [round(x, 4) for x in theirs]},
                       grpo_step_speedup_vs_trl=round(trl_s / ours_s, 3), ours_phases=ours_phases(lab))
     return result
 
@@ -239,9 +245,10 @@ def measure(preset="cpu", steps=4):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--preset", default="cpu")
-    ap.add_argument("--steps", type=int, default=4)
+    ap.add_argument("--steps", type=int, default=5)
+    ap.add_argument("--rounds", type=int, default=2)
     args = ap.parse_args()
-    print(json.dumps(measure(args.preset, args.steps), indent=2))
+    print(json.dumps(measure(args.preset, args.steps, args.rounds), indent=2))
 
 
 if __name__ == "__main__":

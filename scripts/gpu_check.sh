@@ -21,7 +21,7 @@ export UNIFIED_RL_CACHE=${UNIFIED_RL_CACHE:-$OUT/cache}
 
 t0=$(date +%s)
 tests_rc=0
-"$PY" -m pytest -q -m gpu tests/test_gpu.py || tests_rc=$?
+"$PY" -m pytest -q -m gpu tests || tests_rc=$?
 tests_s=$(( $(date +%s) - t0 ))
 
 for m in $METHODS; do
