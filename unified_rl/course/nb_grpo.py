@@ -123,13 +123,12 @@ def plot_advantages(tokenizer, rollout, panels, rows=None):
     rows = list(range(len(rollout))) if rows is None else list(rows)
     lo, hi = response_view(rollout)
     vmax = max(float(v[rows, lo:hi].abs().max()) for v in panels.values()) or 1.0
-    fig, axes = plt.subplots(1, len(panels), figsize=(4.2 * len(panels), 0.32 * len(rows) + 1.2),
+    fig, axes = plt.subplots(1, len(panels), figsize=(4.6 * len(panels), 0.32 * len(rows) + 1.4),
                              sharey=True, squeeze=False)
     for ax, (title, v) in zip(axes[0], panels.items()):
         im = draw_coefficients(ax, v[rows, lo:hi], rollout.mask[rows, lo:hi], title, vmax=vmax)
-        ax.set_xlabel("response token")
+        ax.set(xlabel="response token", ylabel="")
     labels = [rollout.texts[i] for i in rows]
     axes[0, 0].set_yticks(range(len(rows)), labels, fontsize=7, family="monospace")
-    axes[0, 0].set_ylabel("")
     fig.colorbar(im, ax=axes[0].tolist(), shrink=0.8)
     return fig
