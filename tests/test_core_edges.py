@@ -114,3 +114,12 @@ def test_coefficients_are_detached_and_zero_off_mask():
                  *C.dpo(logp, torch.randn(2, 3), m, logp, torch.randn(2, 3), m, 0.1)):
         assert not coef.requires_grad
         assert (coef[m == 0] == 0).all()
+
+
+def test_process_advantage_is_zero_off_the_response_mask():
+    sm = torch.tensor([[0, 0, 1, 0, 1], [0, 0, 0, 1, 0]], dtype=torch.float64)
+    sr = torch.tensor([[0, 0, 1, 0, 1], [0, 0, 0, 0, 0]], dtype=torch.float64)
+    m = torch.tensor([[0, 1, 1, 1, 1], [0, 0, 1, 1, 0]], dtype=torch.float64)
+    adv = A.group_relative_process(sr, sm, 2, mask=m)
+    assert (adv[m == 0] == 0).all() and (adv[m == 1] != 0).any()
+    assert torch.equal(adv, A.group_relative_process(sr, sm, 2) * m)

@@ -41,11 +41,12 @@ def group_relative(rewards, group_size, eps=1e-6):
     return _normalise(r, torch.ones_like(r), eps).view(-1)
 
 
-def group_relative_process(step_rewards, step_mask, group_size, eps=1e-6):
+def group_relative_process(step_rewards, step_mask, group_size, eps=1e-6, mask=None):
     """Process supervision: per-step rewards (at each step's last token) -> per-token advantages. (B, T)
 
     step_rewards: (B, T), the reward of a step on the token that ends it, 0 elsewhere.
     step_mask:    (B, T), 1 on each step's last token.
+    mask:         optional (B, T) response mask; the advantage is set to 0 off it (the prompt).
     """
     step_mask = _checks.as_tensor(step_mask, "step_mask")
     step_rewards = _checks.as_tensor(step_rewards, "step_rewards", dtype=step_mask.dtype)
@@ -59,7 +60,13 @@ def group_relative_process(step_rewards, step_mask, group_size, eps=1e-6):
         raise ValueError("a group has no rewarded steps (step_mask is all zero)")
     norm = _normalise(step_rewards.reshape(n_groups, group_size * T), valid, eps).view(B, T)
     # sum over steps ending at or after t: a reversed cumulative sum along the tokens
-    return norm.flip(-1).cumsum(-1).flip(-1)  # (B, T)
+    adv = norm.flip(-1).cumsum(-1).flip(-1)  # (B, T)
+    if mask is not None:
+        mask = _checks.as_tensor(mask, "mask", dtype=adv.dtype)
+        if mask.shape != adv.shape:
+            raise ValueError(f"mask has shape {tuple(mask.shape)} but step_mask has {tuple(adv.shape)}")
+        adv = adv * mask
+    return adv
 
 
 def gae(rewards, values, mask, gamma, lam):

@@ -92,7 +92,7 @@ def ppo_advantage(lab, batch, scores, logp_ref, critic):
 def process_advantage(lab, batch, scores, logp_ref, critic):
     """§4.1.3: per-step rewards normalised over the group, summed from each token onward."""
     step_rewards, step_mask = process_rewards(lab.tokenizer, batch)
-    return group_relative_process(step_rewards, step_mask, batch.group_size)
+    return group_relative_process(step_rewards, step_mask, batch.group_size, mask=batch.mask)
 
 
 SFT = Method("sft", FixedDataset, None, sft_gc, summary="imitate human-written solutions")

@@ -16,8 +16,10 @@ from matplotlib.ticker import MaxNLocator
 import torch
 
 LABELS = {
-    "reward": "mean reward", "accuracy": "accuracy", "kl": "KL(pi || pi_ref)", "clip_frac": "clip fraction",
-    "coef_mean": "mean GC", "coef_std": "std of GC", "seconds": "seconds per step", "loss": "surrogate loss",
+    "reward": "mean reward", "accuracy": "accuracy of the batch's samples", "kl": "KL(pi || pi_ref)",
+    "clip_frac": "clip fraction", "coef_mean": "mean GC", "coef_std": "std of GC", "seconds": "seconds per step",
+    "loss": "surrogate loss", "eval_accuracy": "held-out greedy accuracy", "value_loss": "value loss",
+    "coef_zero_frac": "share of tokens with GC = 0", "response_len": "response length (tokens)",
 }
 
 
