@@ -2,7 +2,8 @@
 
     python bench/trl_compare.py [--steps 5] [--rounds 2] [--preset cpu]
 Needs the `bench` extra (`pip install -e ".[bench]"`). Nothing is downloaded: our GPT-2 is built
-from the preset's config, saved with `save_pretrained`, and TRL loads it from that folder
+from the preset's config and trained by our SFT (the cached checkpoint, `save_pretrained`), and TRL
+loads it from that folder
 (HF_HUB_OFFLINE=1) with a local `datasets.Dataset` of the same questions.
 
 Speed: same model, prompts per step, group size, completion length, beta, learning rate, clip
@@ -211,14 +212,24 @@ def gradient_agreement(preset, path, seed=0):
     }
 
 
-def measure(preset="cpu", steps=5, rounds=2):
-    """Rounds alternate our trainer and TRL's, so a change in machine load hits both sides."""
+def measure(preset="cpu", steps=5, rounds=2, fresh=False):
+    """Rounds alternate our trainer and TRL's, so a change in machine load hits both sides.
+
+    Both start from the preset's cached SFT model (trained first if absent), where GRPO starts in the
+    course: its samples end at EOS and some are right, so steps carry real gradients. fresh=True
+    uses an untrained model instead (no SFT; every reward 0).
+    """
     preset = get_preset(preset)
     with tempfile.TemporaryDirectory() as tmp:
-        path = save_model(preset, os.path.join(tmp, "model"))
+        if fresh:
+            path = save_model(preset, os.path.join(tmp, "model"))
+        else:
+            from unified_rl.cache import sft_checkpoint
+
+            path = sft_checkpoint(preset, progress=False)
         lab = make_lab(preset, init=path)
         max_new = max(len(p.solution) for p in lab.rl_problems[:1000]) + 5  # sample()'s own default
-        result = {"preset": preset.name, "steps": steps, "rounds": rounds,
+        result = {"preset": preset.name, "model": "fresh" if fresh else "sft", "steps": steps, "rounds": rounds,
                   "batch": preset.rl.prompts_per_step * preset.rl.group_size, "max_new_tokens": max_new}
         try:
             import trl
@@ -247,8 +258,9 @@ def main():
     ap.add_argument("--preset", default="cpu")
     ap.add_argument("--steps", type=int, default=5)
     ap.add_argument("--rounds", type=int, default=2)
+    ap.add_argument("--fresh", action="store_true", help="an untrained model instead of the cached SFT one")
     args = ap.parse_args()
-    print(json.dumps(measure(args.preset, args.steps, args.rounds), indent=2))
+    print(json.dumps(measure(args.preset, args.steps, args.rounds, args.fresh), indent=2))
 
 
 if __name__ == "__main__":
