@@ -29,8 +29,9 @@ test-fast: $(STAMP)  ## the package's tests only
 student: $(STAMP)  ## student copies of every notebook, into build/student/
 	$(BIN)/python -m unified_rl.course.student course build/student
 
-bench: $(STAMP)  ## benchmarks: writes bench/results.json
-	$(BIN)/python bench/run.py
+bench: $(STAMP)  ## benchmarks (TRL comparison included): writes bench/results.json
+	$(BIN)/pip install -q -c constraints.txt -e ".[test,bench]"
+	$(TEST_ENV) $(BIN)/python bench/run.py
 
 clean:
 	rm -rf $(VENV) build .pytest_cache
