@@ -5,6 +5,7 @@ course/ whose source calls an explorer (`_explorer(`) is run the same way, with 
 those notebooks train a small model. Skipped when /usr/bin/chromium or playwright is missing.
 """
 
+import json
 import time
 from pathlib import Path
 
@@ -115,6 +116,17 @@ def _move_every_main_control(page, rel, expected=1):
         assert output.inner_html() != before, f"{rel}: explorer {i}'s output did not change after typing {new}"
         shown = float(readout.inner_text().replace("\u2212", "-"))  # the readout prints a unicode minus
         assert shown == pytest.approx(float(new)), f"{rel}: explorer {i} shows {shown} after typing {new}"
+
+
+@pytest.fixture(autouse=True)
+def _stop_kernels_after(lab):
+    """Each notebook's kernel holds a model in memory: stop it before the next notebook starts."""
+    yield
+    try:
+        for k in json.loads(lab.api("/api/kernels")):
+            lab.api(f"/api/kernels/{k['id']}", method="DELETE")
+    except Exception:  # the server may already be gone; the session fixture stops it anyway
+        pass
 
 
 def test_explorers_respond_in_jupyterlab(lab, page):
