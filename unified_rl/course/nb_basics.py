@@ -169,11 +169,14 @@ def greedy_rows(before, after, tokenizer, problems, labels=("before", "after")):
     return rows
 
 
-def mark(fig, title, y, label):
-    """A dashed reference line at height y on the panel of `fig` titled `title`, with a legend."""
+def mark(fig, key, y, label):
+    """A dashed reference line at height y on the panel of `plots.plot_training` that shows metric `key`."""
+    from unified_rl.course.plots import LABELS
+
+    title = LABELS.get(key, key)
     axes = [ax for ax in fig.axes if ax.get_title() == title]
     if not axes:
-        raise ValueError(f"no panel titled {title!r}; panels: {[ax.get_title() for ax in fig.axes]}")
+        raise ValueError(f"no panel for {key!r} (title {title!r}); panels: {[ax.get_title() for ax in fig.axes]}")
     axes[0].axhline(y, ls="--", color="0.5", label=label)
     axes[0].legend(fontsize=7)
     return fig
