@@ -66,7 +66,8 @@ class Preset:
     n_sft: int
     """size of the limited SFT dataset (questions with reference solutions)"""
     n_rl: int
-    """questions RL trains on (a subset of the SFT questions, as DeepSeekMath does)"""
+    """questions RL trains on; the SFT set is the first n_sft of them (n_rl <= n_sft makes RL use
+    only SFT questions, as DeepSeekMath does)"""
     n_test: int
     """held-out questions for greedy accuracy"""
     sft: SFTConfig

@@ -101,6 +101,8 @@ def _stats(step_data, coef, cfg):
            "coef_zero_frac": (c == 0).float().mean().item(),
            "response_len": step_data.batch.mask.sum(-1).mean().item()}
     if step_data.logp_ref is not None:
+        # k3 averaged over the batch estimates KL(pi_theta || pi_ref) when the batch is sampled from
+        # pi_theta; on a frozen source's samples (RFT, DPO) read it as a measure of drift
         out["kl"] = k3(step_data.logp.detach()[m], step_data.logp_ref[m]).mean().item()
     ratio = (step_data.logp.detach() - step_data.logp_old)[m].exp()
     out["clip_frac"] = ((ratio - 1).abs() > cfg.clip_eps).float().mean().item()
