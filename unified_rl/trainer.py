@@ -58,6 +58,11 @@ def make_lab(preset="auto", seed=0, init=None, device=None):
     """Questions from the preset's split, and a policy: `init` (a checkpoint path) or a fresh one."""
     preset = get_preset(preset)
     device = pick_device(device)
+    if device.type == "cpu" and preset.name in ("cpu", "tiny") and "OMP_NUM_THREADS" not in os.environ:
+        # a 100K-parameter model gains nothing from a second thread, and on busy cores (Binder, a
+        # laptop running JupyterLab) two threads fighting made notebooks 3-10x slower; set
+        # OMP_NUM_THREADS to choose otherwise
+        torch.set_num_threads(1)
     train_pool, test = make_splits(preset.task, preset.n_rl, preset.n_test, seed=preset.seed)
     if init is None:
         tokenizer = build_tokenizer()
