@@ -14,7 +14,6 @@ from the same distribution as sampling a fixed offline set up front.
 
 import random
 
-import torch
 
 from .sampling import cat_rollouts, rollout_from_texts, sample
 

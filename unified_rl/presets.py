@@ -4,7 +4,7 @@ Every method's hyper-parameters live in one small frozen dataclass (CleanRL styl
 field); a preset holds the world they train in and their defaults for that machine.
 """
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 
 import torch
 
