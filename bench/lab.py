@@ -9,14 +9,13 @@ import argparse
 import json
 import os
 import tempfile
-import time
 
 import torch
 
 from unified_rl.cache import sft_checkpoint
 from unified_rl.evaluation import greedy_accuracy
 from unified_rl.presets import get_preset
-from unified_rl.trainer import make_lab, train
+from unified_rl.trainer import train
 
 RL_METHODS = ("rft", "online-rft", "dpo", "ppo", "grpo", "grpo-process")
 

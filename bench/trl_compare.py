@@ -31,7 +31,7 @@ import torch
 
 from unified_rl import coefficients
 from unified_rl.kl import k3
-from unified_rl.models import build_policy, load_policy
+from unified_rl.models import build_policy
 from unified_rl.paradigm import surrogate_loss
 from unified_rl.presets import get_preset
 from unified_rl.rewards import rule_reward

@@ -10,7 +10,6 @@ from pathlib import Path
 
 import pytest
 
-import unified_rl
 from unified_rl import advantages, coefficients, kl, metrics, objectives, paradigm
 
 COURSE = Path(__file__).resolve().parents[1] / "course"

@@ -2,7 +2,6 @@
 the eq-5 surrogate with that method's coefficient GC, on ragged random float64 batches and on a
 small transformer's parameters. Two independent computations; a wrong GC fails them."""
 
-import pytest
 import torch
 from hypothesis import given, settings, strategies as st
 
