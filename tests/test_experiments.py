@@ -43,7 +43,10 @@ def test_figure7(tmp_path):
             assert len(on_disk["spread"][model][key]) == 3
         # Maj@1 and Pass@1 are the same number: one sample, right or wrong
         assert on_disk[model]["pass_at_k"][0] == pytest.approx(on_disk[model]["maj_at_k"][0])
-    assert len(on_disk["per_seed"]) == 1 and {"sft", "rl", "seed"} <= set(on_disk["per_seed"][0])
+    main = on_disk["main_regime"]
+    assert list(on_disk["regimes"]) == [main] and on_disk["regimes"][main]["sft"] == on_disk["sft"]
+    assert len(on_disk["per_seed"]) == 1 and {"sft", "rl"} <= set(on_disk["per_seed"][0][main])
+    assert len(on_disk["per_seed"][0][main]["sft"]["hits"]) == on_disk["budget"]["k_problems"]
     assert "headline" in on_disk and _finite(on_disk["seconds"]["wall_s"])
 
 
@@ -95,6 +98,7 @@ def test_noisy_method_flips_dpo_pairs_too():
     (lambda out: figure7.run("tiny", out, seeds=0), "seeds"),
     (lambda out: figure7.run("tiny", out, seeds=1, rl_questions=10_000), "rl_questions"),
     (lambda out: figure7.run("tiny", out, seeds=1, no_such_field=1), "unknown budget field"),
+    (lambda out: figure7.run("tiny", out, seeds=1, regimes=()), "regimes"),
     (lambda out: noisy_reward.run("tiny", out, seeds=1, flip_probs=(0.4, 0.1)), "flip_probs"),
     (lambda out: noisy_reward.run("tiny", out, seeds=1, methods=("ppo-ish",)), "use a reward"),
     (lambda out: figure7.run("nope", out, seeds=1), "unknown preset"),
@@ -124,5 +128,5 @@ def test_cli_reproduce(tmp_path):
     p = subprocess.run([sys.executable, "-m", "unified_rl", "reproduce", "figure7", "--preset", "tiny", "--seeds", "1",
                         "--out", str(tmp_path), "--quiet"], capture_output=True, text=True, env=env, timeout=600)
     assert p.returncode == 0, p.stderr
-    assert "Pass@4" in json.loads(p.stdout)
+    assert "Pass@4" in json.loads(p.stdout)["tiny"]  # the headline, per SFT regime
     assert _read(tmp_path, "figure7")["seeds"] == 1

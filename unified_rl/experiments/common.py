@@ -78,11 +78,14 @@ def check_fits(preset, task):
 
 
 def pass_maj_curve(policy, tokenizer, problems, samples, temperature=0.7):
-    """{"pass_at_k": [...], "maj_at_k": [...]} for K = 1, 2, 4, ..., samples, exact estimators."""
+    """Pass@K and Maj@K lists for K = 1, 2, 4, ..., samples (exact estimators), and "hits": the number
+    of right samples of each question."""
     ks = powers_of_two(samples)
     answers, correct = sample_answers(policy, tokenizer, problems, samples, temperature)
     pm = pass_maj(answers, correct, ks)
-    return {key: [pm[key][str(k)] for k in ks] for key in ("pass_at_k", "maj_at_k")}
+    out = {key: [pm[key][str(k)] for k in ks] for key in ("pass_at_k", "maj_at_k")}
+    out["hits"] = [sum(a == c for a in row) for row, c in zip(answers, correct)]
+    return out
 
 
 def evaluate_policy(policy, tokenizer, problems, k_problems, samples, temperature=0.7):
@@ -99,10 +102,12 @@ def stats(values):
             "min": float(v.min()), "max": float(v.max())}
 
 
-def mean_curves(per_seed):
-    """Mean and std over seeds of every list- or number-valued entry of per-seed dicts."""
+def mean_curves(per_seed, skip=("hits",)):
+    """Mean and std over seeds of every list- or number-valued entry of per-seed dicts (but `skip`)."""
     mean, std = {}, {}
     for key, first in per_seed[0].items():
+        if key in skip:
+            continue
         if isinstance(first, (int, float)) or (isinstance(first, list) and first
                                                and isinstance(first[0], (int, float))):
             a = np.asarray([s[key] for s in per_seed], dtype=float)

@@ -32,8 +32,9 @@ TESTS = ("in-distribution", "harder")
 class Budget:
     """Sizes of the data-source experiment."""
 
-    sft_steps: Optional[int] = 1000
-    """SFT steps of the starting model (the same SFT model as Figure 7); None: the preset's own"""
+    sft_steps: Optional[int] = None
+    """SFT steps of the starting model; None: the preset's own SFT checkpoint, the one every notebook
+    starts RL from (stopped early, so RL has something to learn; see figure7 for a converged one)"""
     rl_steps: int = 60
     """GRPO steps per arm"""
     extra_digits: int = 1
@@ -52,8 +53,8 @@ class Budget:
 
 BUDGETS = {
     "cpu": Budget(),
-    "gpu": Budget(sft_steps=2000, rl_steps=200, n_harder=20000, n_test=1000, k_problems=300, samples=64),
-    "tiny": Budget(sft_steps=None, rl_steps=2, n_harder=32, n_test=8, k_problems=4, samples=4),
+    "gpu": Budget(rl_steps=200, n_harder=20000, n_test=1000, k_problems=300, samples=64),
+    "tiny": Budget(rl_steps=2, n_harder=32, n_test=8, k_problems=4, samples=4),
 }
 
 

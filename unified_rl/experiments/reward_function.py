@@ -36,9 +36,10 @@ ARMS = ("outcome", "process", "learned")
 class Budget:
     """Sizes of the reward-function experiment."""
 
-    sft_steps: Optional[int] = 1000
-    """SFT steps of the starting model (the same SFT model as Figure 7); None: the preset's own"""
-    rl_steps: int = 60
+    sft_steps: Optional[int] = None
+    """SFT steps of the starting model; None: the preset's own SFT checkpoint, the one every notebook
+    starts RL from (stopped early, so RL has something to learn; see figure7 for a converged one)"""
+    rl_steps: int = 100
     """GRPO steps per arm"""
     eval_every: int = 10
     """steps between held-out greedy evaluations (on the preset's eval_problems questions)"""
@@ -58,9 +59,9 @@ class Budget:
 
 BUDGETS = {
     "cpu": Budget(),
-    "gpu": Budget(sft_steps=2000, rl_steps=200, rm_questions=4000, rm_steps=1000, rm_val_questions=500,
+    "gpu": Budget(rl_steps=200, rm_questions=4000, rm_steps=1000, rm_val_questions=500,
                   n_test=1000),
-    "tiny": Budget(sft_steps=None, rl_steps=2, eval_every=1, rm_questions=8, rm_samples=2, rm_steps=2,
+    "tiny": Budget(rl_steps=2, eval_every=1, rm_questions=8, rm_samples=2, rm_steps=2,
                    rm_val_questions=4, n_test=8),
 }
 
