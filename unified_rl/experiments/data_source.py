@@ -7,7 +7,10 @@ one SFT model, GRPO trains with the same budget on one of three question pools:
 - `sft-questions`:    the SFT set's own questions (what DeepSeekMath did);
 - `unseen-questions`: new questions of the same difficulty, never seen in SFT;
 - `harder-questions`: questions with one more digit per operand (`TaskConfig.harder()`), a
-                      difficulty the SFT set never showed.
+                      difficulty the SFT set never showed;
+- `harder-process`:   the same harder questions with process supervision (`grpo-process`): a right
+                      column sum earns reward even when the final answer is wrong, so a question the
+                      model never solves can still give a signal.
 
 Each model is then evaluated on held-out questions of both difficulties: greedy accuracy, and
 Pass@K / Maj@K at temperature 0.7.
@@ -24,7 +27,12 @@ from ..task import make_splits
 from ..trainer import train
 from . import common
 
-ARMS = ("sft-questions", "unseen-questions", "harder-questions")
+ARMS = {  # arm -> (question pool, method)
+    "sft-questions": ("sft", "grpo"),
+    "unseen-questions": ("unseen", "grpo"),
+    "harder-questions": ("harder", "grpo"),
+    "harder-process": ("harder", "grpo-process"),
+}
 TESTS = ("in-distribution", "harder")
 
 
@@ -59,7 +67,7 @@ BUDGETS = {
 
 
 def pools(lab, preset, b):
-    """The three question pools and the two held-out test sets (both disjoint from every pool)."""
+    """The question pools and the two held-out test sets (both disjoint from every pool)."""
     hard_task = preset.task.harder(b.extra_digits)
     common.check_fits(preset, hard_task)
     hard_pool, hard_test = make_splits(hard_task, b.n_harder, b.n_test, seed=preset.seed)
@@ -67,9 +75,9 @@ def pools(lab, preset, b):
     if not unseen:
         raise ValueError(f"the preset's RL pool (n_rl={preset.n_rl}) has no questions beyond the "
                          f"n_sft={preset.n_sft} SFT questions; raise n_rl")
-    arms = {"sft-questions": lab.sft_problems, "unseen-questions": unseen, "harder-questions": hard_pool}
+    pools = {"sft": lab.sft_problems, "unseen": unseen, "harder": hard_pool}
     tests = {"in-distribution": lab.test_problems[: b.n_test], "harder": hard_test}
-    return arms, tests
+    return pools, tests
 
 
 def _evaluate(policy, tokenizer, tests, b, seed):
@@ -91,15 +99,15 @@ def run(preset="auto", out="results", seeds=3, progress=True, **budget):
     for seed in range(seeds):
         init = common.sft_model(sp, seed, progress)
         lab = common.lab_on(sp, seed, init)
-        arms, tests = pools(lab, sp, b)
+        qs, tests = pools(lab, sp, b)
         row = {"seed": seed, "sft": _evaluate(lab.policy, lab.tokenizer, tests, b, seed), "train": {}}
-        for arm in ARMS:
+        for arm, (pool, method) in ARMS.items():
             t = common.Clock()
-            lab = common.lab_on(sp, seed, init, rl_problems=arms[arm])
-            r = train("grpo", lab=lab, steps=b.rl_steps, seed=seed, progress=progress, eval_every=0)
+            lab = common.lab_on(sp, seed, init, rl_problems=qs[pool])
+            r = train(method, lab=lab, steps=b.rl_steps, seed=seed, progress=progress, eval_every=0)
             row[arm] = _evaluate(r.policy, r.tokenizer, tests, b, seed)
             acc = [m["accuracy"] for m in r.metrics]
-            row["train"][arm] = {"batch_accuracy_first": float(np.mean(acc[:5])),
+            row["train"][arm] = {"pool": pool, "method": method, "batch_accuracy_first": float(np.mean(acc[:5])),
                                  "batch_accuracy_last": float(np.mean(acc[-5:])),
                                  "kl_last": r.metrics[-1].get("kl"), **t.read()}
             say(f"data-source seed {seed} {arm}: greedy in-dist {row[arm]['in-distribution']['greedy']:.3f} "
@@ -145,7 +153,7 @@ def plot(result):
             for i, model in enumerate(("sft", *ARMS)):
                 m = np.array(result["mean"][model][test][key])
                 s = np.array(result["spread"][model][test][key])
-                ax.plot(k, m, marker="o", ms=3, color=f"C{i}", label="SFT" if model == "sft" else f"GRPO on {model}")
+                ax.plot(k, m, marker="o", ms=3, color=f"C{i}", label="SFT" if model == "sft" else f"GRPO: {model}")
                 ax.fill_between(k, m - s, m + s, color=f"C{i}", alpha=0.15, lw=0)
             ax.set_xscale("log", base=2)
             ax.set_xticks(k, [str(v) for v in k])
