@@ -39,10 +39,6 @@ def rft_gc(step):
     return C.rft(step.scores, step.batch.mask)
 
 
-def online_rft_gc(step):
-    return C.online_rft(step.scores, step.batch.mask)
-
-
 def dpo_gc(step):
     B = len(step.batch) // 2  # rows: B chosen, then their B rejected partners
     lp, ref, m = step.logp, step.logp_ref, step.batch.mask
@@ -101,7 +97,7 @@ def process_advantage(lab, batch, scores, logp_ref, critic):
 
 SFT = Method("sft", FixedDataset, None, sft_gc, summary="imitate human-written solutions")
 RFT = Method("rft", FrozenPolicySamples, rule, rft_gc, summary="imitate the SFT model's correct samples")
-ONLINE_RFT = Method("online-rft", PolicySamples, rule, online_rft_gc, summary="imitate the policy's own correct samples")
+ONLINE_RFT = Method("online-rft", PolicySamples, rule, rft_gc,  # eq 11: the very same GC as eq 10 summary="imitate the policy's own correct samples")
 DPO = Method("dpo", lambda lab: PreferencePairs(lab, rule), rule, dpo_gc,
              summary="raise correct over incorrect SFT samples, relative to pi_ref",
              # nothing but the saturating sigmoid stops DPO pushing rejected answers down, and its
