@@ -84,6 +84,7 @@ def test_reward_function(tmp_path):
     # the learned reward's curve starts after the samples that trained its reward model
     assert r["curve"]["learned"]["samples"][0] > 0 == r["curve"]["outcome"]["samples"][0]
     assert 0 <= r["reward_model"]["val_accuracy"]["mean"] <= 1
+    assert len(r["per_seed"][0]["arms"]["learned"]["examples"][0]) == 3  # prompt, reference, response
     assert "headline" in r
 
 

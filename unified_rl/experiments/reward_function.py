@@ -87,8 +87,22 @@ def build_reward_model(lab, b, seed):
             "final_loss": float(np.mean(losses[-20:])), "val_samples": len(v),
             "val_accuracy": ((pred > 0.5).float() == truth).float().mean().item(),
             "val_accuracy_if_always_majority": max(truth.mean().item(), 1 - truth.mean().item()),
-            **cost}
+            "val_auc": auc(pred, truth), **cost}
     return reward, info
+
+
+def auc(scores, truth):
+    """P(a right response outscores a wrong one), ties counting 1/2; 0.5 is a reward that knows nothing."""
+    pos, neg = scores[truth == 1], scores[truth == 0]
+    if len(pos) == 0 or len(neg) == 0:
+        return float("nan")
+    return ((pos[:, None] > neg[None]).float().mean() + 0.5 * (pos[:, None] == neg[None]).float().mean()).item()
+
+
+def examples(policy, tokenizer, problems, n=4):
+    """(prompt, reference, greedy response) of the first n problems: what the trained policy writes."""
+    r = sample(policy, tokenizer, problems[:n], greedy=True)
+    return [(p.prompt, p.solution, t) for p, t in zip(r.problems, r.texts)]
 
 
 def _curve(lab, r, start_acc, sample0=0, seconds0=0.0):
@@ -127,6 +141,7 @@ def run(preset="auto", out="results", seeds=3, progress=True, **budget):
             final = greedy_accuracy(r.policy, r.tokenizer, lab.test_problems[: b.n_test])
             cpu = cost["cpu_s"] + (rm_info["cpu_s"] if arm == "learned" else 0.0)
             row["arms"][arm] = {"curve": curve, "final_accuracy": final, "cpu_s": cpu, "rl_wall_s": cost["wall_s"],
+                                "examples": examples(r.policy, r.tokenizer, lab.test_problems),
                                 "reward_seen": [m["reward"] for m in r.metrics],
                                 "true_batch_accuracy": [m["accuracy"] for m in r.metrics]}
             say(f"reward-function seed {seed} {arm}: held-out {final:.3f} after {curve['samples'][-1]} samples, "
@@ -142,7 +157,8 @@ def summarise(per_seed, preset, b, seeds, seconds):
               "arms": list(ARMS), "sft": common.stats([row["sft_eval_accuracy"] for row in per_seed]),
               "final_accuracy": {}, "cpu_s": {}, "samples": {}, "curve": {}, "curve_spread": {},
               "reward_model": {k: common.stats([row["reward_model"][k] for row in per_seed])
-                               for k in ("val_accuracy", "val_accuracy_if_always_majority", "train_positive_frac")}}
+                               for k in ("val_accuracy", "val_accuracy_if_always_majority", "val_auc",
+                                         "train_positive_frac")}}
     for arm in ARMS:
         rows = [row["arms"][arm] for row in per_seed]
         result["final_accuracy"][arm] = common.stats([x["final_accuracy"] for x in rows])
@@ -157,6 +173,7 @@ def summarise(per_seed, preset, b, seeds, seconds):
                      "samples": result["samples"][arm], "CPU s": common.fmt(result["cpu_s"][arm], 0)}
     head["reward model held-out accuracy"] = common.fmt(result["reward_model"]["val_accuracy"])
     head["majority-class baseline"] = common.fmt(result["reward_model"]["val_accuracy_if_always_majority"])
+    head["reward model held-out AUC"] = common.fmt(result["reward_model"]["val_auc"])
     head.update(seeds=seeds, wall_s=seconds["wall_s"], cpu_s=seconds["cpu_s"])
     result["headline"] = head
     return result
