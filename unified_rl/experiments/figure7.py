@@ -18,7 +18,8 @@ does when there is something to learn.
 
 If RL's Pass@K falls below SFT's at large K, that is what Yue et al. 2025 ("Does Reinforcement
 Learning Really Incentivize Reasoning Capacity in LLMs Beyond the Base Model?", arXiv 2504.13837)
-found; the result records where the curves cross.
+found; the result records the first K where RL's Pass@K is lower than SFT's by more than the
+spread over seeds.
 """
 
 from dataclasses import asdict, dataclass
@@ -115,7 +116,8 @@ def _regime(ks, rows):
     out["delta_rl_minus_sft"] = {
         key: [common.stats([x["rl"][key][i] - x["sft"][key][i] for x in rows]) for i in range(len(ks))]
         for key in ("pass_at_k", "maj_at_k")}
-    below = [k for k, d in zip(ks, out["delta_rl_minus_sft"]["pass_at_k"]) if d["mean"] < 0]
+    # Yue et al.'s crossover: the first K where RL's Pass@K is lower by more than the spread over seeds
+    below = [k for k, d in zip(ks, out["delta_rl_minus_sft"]["pass_at_k"]) if d["mean"] + d["std"] < 0]
     out["pass_at_k_rl_below_sft_from_k"] = below[0] if below else None
     return out
 
