@@ -23,7 +23,8 @@ import matplotlib.pyplot as plt
 import numpy as np
 import torch
 
-from ..task import make_splits
+from ..sampling import sample
+from ..task import make_splits, parse_steps
 from ..trainer import train
 from . import common
 
@@ -80,11 +81,20 @@ def pools(lab, preset, b):
     return pools, tests
 
 
+def step_accuracy(policy, tokenizer, problems):
+    """Mean fraction of the reference's column-sum steps that the greedy response gets right, in place."""
+    r = sample(policy, tokenizer, problems, greedy=True)
+    right = [sum(k < len(got) and got[k] == want for k, want in enumerate(p.steps)) / len(p.steps)
+             for p, got in zip(r.problems, map(parse_steps, r.texts))]
+    return float(np.mean(right))
+
+
 def _evaluate(policy, tokenizer, tests, b, seed):
     out = {}
     for name, problems in tests.items():
         torch.manual_seed(20_000 + seed)
         out[name] = common.evaluate_policy(policy, tokenizer, problems, b.k_problems, b.samples, b.temperature)
+        out[name]["step_accuracy"] = step_accuracy(policy, tokenizer, problems)  # partial credit, greedy
     return out
 
 
@@ -136,6 +146,7 @@ def summarise(per_seed, preset, b, seeds, seconds, ks):
             rows = [row[model][test] for row in per_seed]
             head[f"{model} on {test}"] = {
                 "greedy": common.fmt(common.stats([x["greedy"] for x in rows])),
+                "steps right (greedy)": common.fmt(common.stats([x["step_accuracy"] for x in rows])),
                 f"Maj@{K}": common.fmt(common.stats([x["maj_at_k"][-1] for x in rows])),
                 f"Pass@{K}": common.fmt(common.stats([x["pass_at_k"][-1] for x in rows]))}
     head.update(seeds=seeds, wall_s=seconds["wall_s"], cpu_s=seconds["cpu_s"])
@@ -157,7 +168,7 @@ def plot(result):
                 ax.fill_between(k, m - s, m + s, color=f"C{i}", alpha=0.15, lw=0)
             ax.set_xscale("log", base=2)
             ax.set_xticks(k, [str(v) for v in k])
-            ax.set(title=f"{label}, {test} held-out", ylim=(0, 1.02))
+            ax.set(title=f"{label}, {test} held-out", ylim=(-0.02, 1.02))
             ax.grid(alpha=0.3)
         axes[r, 0].set_ylabel("accuracy")
     for ax in axes[1]:
