@@ -155,25 +155,35 @@ def summarise(per_seed, preset, b, seeds, seconds, ks):
 
 
 def plot(result):
-    """Rows: held-out test set; columns: Maj@K and Pass@K; one line per training pool (and SFT)."""
+    """Top: Maj@K and Pass@K on the in-distribution test, one line per pool. Bottom: greedy accuracy
+    and the fraction of column-sum steps right, per model, on both test sets (bars: mean; ticks: ± std)."""
     k = result["k"]
-    fig, axes = plt.subplots(2, 2, figsize=(8, 5.6), sharex=True)
-    for r, test in enumerate(TESTS):
-        for c, (key, label) in enumerate((("maj_at_k", "Maj@K"), ("pass_at_k", "Pass@K"))):
-            ax = axes[r, c]
-            for i, model in enumerate(("sft", *ARMS)):
-                m = np.array(result["mean"][model][test][key])
-                s = np.array(result["spread"][model][test][key])
-                ax.plot(k, m, marker="o", ms=3, color=f"C{i}", label="SFT" if model == "sft" else f"GRPO: {model}")
-                ax.fill_between(k, m - s, m + s, color=f"C{i}", alpha=0.15, lw=0)
-            ax.set_xscale("log", base=2)
-            ax.set_xticks(k, [str(v) for v in k])
-            ax.set(title=f"{label}, {test} held-out", ylim=(-0.02, 1.02))
-            ax.grid(alpha=0.3)
-        axes[r, 0].set_ylabel("accuracy")
-    for ax in axes[1]:
-        ax.set_xlabel("K: samples per question")
+    models = ("sft", *ARMS)
+    fig, axes = plt.subplots(2, 2, figsize=(8.5, 5.8))
+    test = "in-distribution"
+    for c, (key, label) in enumerate((("maj_at_k", "Maj@K"), ("pass_at_k", "Pass@K"))):
+        ax = axes[0, c]
+        for i, model in enumerate(models):
+            m = np.array(result["mean"][model][test][key])
+            s = np.array(result["spread"][model][test][key])
+            ax.plot(k, m, marker="o", ms=3, color=f"C{i}", label="SFT" if model == "sft" else f"GRPO: {model}")
+            ax.fill_between(k, m - s, m + s, color=f"C{i}", alpha=0.15, lw=0)
+        ax.set_xscale("log", base=2)
+        ax.set_xticks(k, [str(v) for v in k])
+        ax.set(title=f"{label}, {test} held-out", xlabel="K: samples per question", ylim=(-0.02, 1.02))
+        ax.grid(alpha=0.3)
+    axes[0, 0].set_ylabel("accuracy")
     axes[0, 1].legend(fontsize=7)
+    width = 0.8 / len(models)
+    for ax, key, title in ((axes[1, 0], "greedy", "greedy accuracy"), (axes[1, 1], "step_accuracy", "steps right (greedy)")):
+        for i, model in enumerate(models):
+            xs = np.arange(len(TESTS)) + (i - (len(models) - 1) / 2) * width
+            m = [result["mean"][model][t].get(key, np.nan) for t in TESTS]
+            s = [result["spread"][model][t].get(key, 0.0) for t in TESTS]
+            ax.bar(xs, m, width, yerr=s, color=f"C{i}", capsize=2)
+        ax.set_xticks(range(len(TESTS)), [f"{t} held-out" for t in TESTS])
+        ax.set(title=title, ylim=(0, 1.02))
+        ax.grid(alpha=0.3, axis="y")
     fig.suptitle(f"Data source: GRPO on different question pools ({result['seeds']} seed(s))")
     fig.tight_layout()
     return fig
