@@ -93,6 +93,9 @@ def cli(*args, env=None):
 
 def test_cli_help_and_one_line_errors():
     assert "python -m unified_rl train" in cli("--help").stdout
+    listing = cli("methods").stdout.splitlines()
+    assert len(listing) == 7 and "dpo           data=PreferencePairs " in listing[3]
+    assert "<lambda>" not in "".join(listing)
     bad = cli("train", "sftt", "--out", "x")
     assert bad.returncode == 2 and len(bad.stderr.strip().splitlines()) == 1 and "invalid choice" in bad.stderr
     bad = cli("evaluate", "no/such/dir", "--out", "x.json")

@@ -89,7 +89,7 @@ def _write_json(path, obj):
 def cmd_methods(args):
     from .methods import METHODS
     for m in METHODS.values():
-        src = getattr(m.data_source, "__name__", "PreferencePairs")
+        src = m.data_source.__name__
         reward = type(m.reward).__name__ if m.reward else "human selection"
         print(f"{m.name:13s} data={src:20s} reward={reward:14s} GC={m.coefficient.__name__:8s} {m.summary}")
 

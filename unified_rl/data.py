@@ -15,6 +15,7 @@ from the same distribution as sampling a fixed offline set up front.
 import random
 
 
+from .rewards import RuleReward
 from .sampling import cat_rollouts, rollout_from_texts, sample
 
 
@@ -63,9 +64,9 @@ class PreferencePairs(_Source):
     Questions whose samples are all right or all wrong give no pair and are skipped.
     """
 
-    def __init__(self, lab, reward):
+    def __init__(self, lab, reward=None):
         super().__init__(lab)
-        self.reward = reward
+        self.reward = RuleReward() if reward is None else reward  # what makes o+ correct, o- not
 
     def next_batch(self, max_tries=20):
         lab, cfg = self.lab, self.lab.preset.rl

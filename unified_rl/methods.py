@@ -99,7 +99,7 @@ SFT = Method("sft", FixedDataset, None, sft_gc, summary="imitate human-written s
 RFT = Method("rft", FrozenPolicySamples, rule, rft_gc, summary="imitate the SFT model's correct samples")
 ONLINE_RFT = Method("online-rft", PolicySamples, rule, rft_gc,  # eq 11: the very same GC as eq 10
                     summary="imitate the policy's own correct samples")
-DPO = Method("dpo", lambda lab: PreferencePairs(lab, rule), rule, dpo_gc,
+DPO = Method("dpo", PreferencePairs, rule, dpo_gc,
              summary="raise correct over incorrect SFT samples, relative to pi_ref",
              # nothing but the saturating sigmoid stops DPO pushing rejected answers down, and its
              # pairs never come from the policy it has become: held-out accuracy from SFT's 0.44

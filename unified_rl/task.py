@@ -95,7 +95,11 @@ def _operands_of(index: int, cfg: TaskConfig) -> tuple[int, ...]:
 
 
 def make_splits(cfg: TaskConfig, n_train: int, n_test: int, seed: int = 0):
-    """Disjoint train and test problems, drawn without replacement, deterministic under `seed`."""
+    """Disjoint train and test problems, drawn without replacement, deterministic under `seed`.
+
+    One draw of n_train + n_test indices is cut in two, so the test set depends on n_train as well:
+    compare runs on the same (n_train, n_test, seed), as every preset's runs do.
+    """
     if n_train < 0 or n_test < 0:
         raise ValueError(f"n_train and n_test must be >= 0, got {n_train} and {n_test}")
     if n_train + n_test > cfg.n_problems:
