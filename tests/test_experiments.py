@@ -131,3 +131,65 @@ def test_cli_reproduce(tmp_path):
     assert p.returncode == 0, p.stderr
     assert "Pass@4" in json.loads(p.stdout)["tiny"]  # the headline, per SFT regime
     assert _read(tmp_path, "figure7")["seeds"] == 1
+
+
+# --- the full runs that ship with the course, and the numbers notebooks 07 and 08 quote from them
+
+def _quoted(name, h):
+    """The headline values of a shipped run that the notebook's tables print as "mean ± std"."""
+    if name == "figure7":
+        return [h[reg][key][m] for reg in ("converged", "early-stopped") for m in ("sft", "rl")
+                for key in ("greedy accuracy (held-out)", "Maj@1 = Pass@1", "Maj@64", "Pass@64")]
+    if name == "noisy-reward":
+        return [h["SFT held-out accuracy"]] + [h[m][f"p={p}"] for m in ("rft", "online-rft", "dpo", "grpo")
+                                              for p in (0.0, 0.1, 0.2, 0.4)]
+    if name == "data-source":
+        return [h[f"{arm} on in-distribution"][key] for arm in ("sft", *data_source.ARMS)
+                for key in ("greedy", "Maj@32", "Pass@32")] + \
+               [h[f"{arm} on harder"]["steps right (greedy)"] for arm in ("sft", *data_source.ARMS)]
+    return [h["SFT held-out accuracy (eval set)"], h["reward model held-out accuracy"], h["reward model held-out AUC"]] + \
+           [h[arm]["held-out accuracy"] for arm in reward_function.ARMS]
+
+
+@pytest.mark.parametrize("name, notebook", [("figure7", "07_why_rl_works"), ("noisy-reward", "08_more_effective_rl"),
+                                            ("data-source", "08_more_effective_rl"),
+                                            ("reward-function", "08_more_effective_rl")])
+def test_shipped_full_runs_match_the_notebooks(name, notebook):
+    result = common.load_shipped(name)
+    assert result["preset"] == "cpu" and result["seeds"] == 3 and len(result["per_seed"]) == 3
+    root = os.path.dirname(os.path.dirname(__file__))
+    with open(os.path.join(root, "course", f"{notebook}.ipynb")) as f:
+        text = "".join("".join(c["source"]) for c in json.load(f)["cells"] if c["cell_type"] == "markdown")
+    quoted = _quoted(name, result["headline"])
+    assert len(quoted) >= 6
+    missing = [q for q in quoted if q.replace(" +/- ", " ± ") not in text]
+    assert not missing, f"{notebook} does not quote {missing} from the shipped {name} run"
+    fig = EXPERIMENTS_PLOT[name](result)
+    assert len(fig.axes) >= 2
+
+
+EXPERIMENTS_PLOT = {"figure7": figure7.plot, "noisy-reward": noisy_reward.plot, "data-source": data_source.plot,
+                    "reward-function": reward_function.plot}
+
+
+def test_load_full_prefers_your_own_run(tmp_path):
+    assert common.load_cached("figure7", "cpu") is None  # the private cache of these tests is empty
+    assert common.load_full("figure7", "cpu")["loaded_from"].startswith("the full run shipped")
+    mine = dict(common.load_shipped("figure7"), seeds=5)
+    path = common.cached_result_path("figure7", "cpu")
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path, "w") as f:
+        json.dump(mine, f)
+    assert common.load_full("figure7", "cpu")["seeds"] == 5
+    with pytest.raises(ValueError, match="no shipped result for 'figure8'"):
+        common.load_shipped("figure8")
+
+
+def test_per_question_counts_on_the_shipped_run():
+    full = common.load_shipped("figure7")
+    seeds = [figure7.per_question(full, seed)["early-stopped"] for seed in range(3)]
+    assert all(s["questions"] == 200 for s in seeds)
+    # what notebook 07 quotes: "RL solved 10, 7 and 8 of the 200 held-out questions that no SFT sample had
+    # solved, and lost 0, 1 and 1"
+    assert [s["gained"] for s in seeds] == [10, 7, 8] and [s["lost"] for s in seeds] == [0, 1, 1]
+    assert all(s["majority_right"]["rl"] > s["majority_right"]["sft"] for s in seeds)

@@ -163,6 +163,27 @@ def load_cached(name, preset="auto"):
     return result
 
 
+SHIPPED = os.path.join(os.path.dirname(__file__), "results")
+"""Full CLI runs (cpu preset, 3 seeds) stored with the package, so the notebooks can show them."""
+
+
+def load_shipped(name):
+    """The full cpu-preset run of experiment `name` that ships with the course (3 seeds)."""
+    path = os.path.join(SHIPPED, f"{name}-cpu.json")
+    if not os.path.exists(path):
+        known = sorted(f[: -len("-cpu.json")] for f in os.listdir(SHIPPED) if f.endswith("-cpu.json"))
+        raise ValueError(f"no shipped result for {name!r}; there are: {', '.join(known)}")
+    with open(path) as f:
+        result = json.load(f)
+    result["loaded_from"] = "the full run shipped with the course (unified_rl/experiments/results)"
+    return result
+
+
+def load_full(name, preset="auto"):
+    """Your own full run of `name` if the cache has one for `preset`, else the shipped cpu-preset run."""
+    return load_cached(name, preset) or load_shipped(name)
+
+
 @dataclass
 class Progress:
     """One line per finished unit of work (a seed, an arm), unless quiet."""

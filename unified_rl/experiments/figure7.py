@@ -167,3 +167,34 @@ def plot(result):
             m, s = np.array(mean[key]), np.array(spread[key])
             ax.fill_between(k, m - s, m + s, color=line.get_color(), alpha=0.15, lw=0)
     return fig
+
+
+def per_question(result, seed=0):
+    """Per regime, for one seed: each held-out question's fraction of right samples before and after RL,
+    and the counts that tell sharpening from learning."""
+    samples = result["budget"]["samples"]
+    out = {}
+    for name in result["regimes"]:
+        s = result["per_seed"][seed][name]
+        x, y = np.array(s["sft"]["hits"]) / samples, np.array(s["rl"]["hits"]) / samples
+        out[name] = {"sft": x, "rl": y, "questions": len(x),
+                     "lost": int(((x > 0) & (y == 0)).sum()),  # solved by some SFT sample, by no RL sample
+                     "gained": int(((x == 0) & (y > 0)).sum()),  # the reverse: new capability
+                     "majority_right": {"sft": float((x > 0.5).mean()), "rl": float((y > 0.5).mean())}}
+    return out
+
+
+def plot_per_question(result, seed=0):
+    """One scatter per regime: fraction of right samples per question, SFT (x) against RL (y)."""
+    import matplotlib.pyplot as plt
+
+    pq = per_question(result, seed)
+    fig, axes = plt.subplots(1, len(pq), figsize=(3.6 * len(pq), 3.4), squeeze=False)
+    for ax, (name, q) in zip(axes[0], pq.items()):
+        jitter = np.random.default_rng(0).normal(0, 0.006, q["questions"])  # separates equal x values
+        ax.scatter(q["sft"] + jitter, q["rl"], s=10, alpha=0.5)
+        ax.plot([0, 1], [0, 1], color="grey", lw=1)
+        ax.set(xlabel="fraction right, SFT", ylabel="fraction right, RL", title=f"{name} (seed {seed})")
+        ax.grid(alpha=0.3)
+    fig.tight_layout()
+    return fig
