@@ -20,7 +20,8 @@ import ipywidgets as W
 import torch
 from matplotlib.figure import Figure
 
-from unified_rl import advantages, coefficients
+from unified_rl import advantages, coefficients, metrics
+from unified_rl.course.nb_pass_maj import as_answers, one_question, sharpen
 from unified_rl.course.plots import draw_coefficients
 
 MAIN, OUTPUT = "url-main-control", "url-explorer-output"
@@ -305,3 +306,49 @@ def paradigm_explorer(batch=None, beta=0.1, group_size=4):
 
     return Explorer("Eq 5: one gradient, six coefficients", controls, "beta", compute,
                     "Red pushes a token's log-prob up, blue down. Change a reward, β or the group size.")
+
+
+def pass_maj_explorer(p_right=0.3, top_wrong_share=0.6, alpha=2.0, n=64):
+    """§5.2.2: one question's answer distribution, sharpened by alpha; Pass@K and Maj@K before and after."""
+    controls = {"p_right": _slider("p(right answer)", p_right, 0.0, 1.0, 0.05),
+                "top_wrong_share": _slider("share of the wrong mass on one wrong answer", top_wrong_share, 0.0, 1.0, 0.05),
+                "alpha": _slider("sharpening α (p^α, renormalised)", alpha, 0.25, 8.0, 0.25)}
+    ks = [k for k in (1, 2, 4, 8, 16, 32, 64, 128) if k <= n]
+
+    def curves(dist):
+        answers = as_answers(dist, n)
+        c = answers.count("right")
+        return {"p_right": dist["right"], "pass_at_k": [metrics.pass_at_k(n, c, k) for k in ks],
+                "maj_at_k": [metrics.maj_at_k(answers, "right", k) for k in ks]}
+
+    def compute(p_right, top_wrong_share, alpha):
+        dist = one_question(p_right, top_wrong_share)
+        before, after = curves(dist), curves(sharpen(dist, alpha))
+        data = {"k": ks, "before": before, "after": after}
+        fig = Figure(figsize=(9, 2.8), layout="constrained")
+        ax0, ax1, ax2 = fig.subplots(1, 3)
+        names = list(dist)
+        sharp = sharpen(dist, alpha)
+        x = torch.arange(len(names), dtype=torch.float64)
+        ax0.bar(x - 0.2, [dist[a] for a in names], 0.4, label="before", color="C0")
+        ax0.bar(x + 0.2, [sharp[a] for a in names], 0.4, label=f"after, α={alpha:g}", color="C1")
+        ax0.set_xticks(x.tolist(), ["right"] + [f"w{i + 1}" for i in range(len(names) - 1)])
+        ax0.set(title="answer distribution", ylim=(0, 1))
+        ax0.legend(fontsize=7)
+        for ax, key, label in ((ax1, "maj_at_k", "Maj@K"), (ax2, "pass_at_k", "Pass@K")):
+            ax.plot(ks, before[key], "o-", color="C0", label="before")
+            ax.plot(ks, after[key], "o-", color="C1", label="after")
+            ax.set_xscale("log", base=2)
+            ax.set_xticks(ks, [str(k) for k in ks])
+            ax.set(title=label, xlabel="K", ylim=(-0.02, 1.02))
+            ax.grid(alpha=0.3)
+        ax2.legend(fontsize=7)
+        rows = [["", "p(right)", "Pass@1", f"Maj@{ks[-1]}", f"Pass@{ks[-1]}"],
+                ["before", before["p_right"], before["pass_at_k"][0], before["maj_at_k"][-1], before["pass_at_k"][-1]],
+                [f"after (α = {alpha:g})", after["p_right"], after["pass_at_k"][0], after["maj_at_k"][-1],
+                 after["pass_at_k"][-1]]]
+        return data, fig, rows
+
+    return Explorer("Pass@K and Maj@K: what sharpening one question's answers does", controls, "p_right", compute,
+                    f"{n} samples laid out in the distribution's proportions, scored with the exact estimators. "
+                    "Sharpening raises Maj@K when the right answer is the most likely one, and costs Pass@K when it is rare.")
