@@ -9,7 +9,8 @@ from unified_rl.course import nb_pass_maj as pm
 from unified_rl.course import widgets as w
 from unified_rl.course.plots import compare_runs, plot_coefficients, plot_pass_maj, plot_training
 
-EXPLORERS = [w.dpo_explorer, w.ppo_explorer, w.grpo_explorer, w.rft_explorer, w.paradigm_explorer, w.pass_maj_explorer]
+EXPLORERS = [w.dpo_explorer, w.ppo_explorer, w.grpo_explorer, w.rft_explorer, w.paradigm_explorer, w.pass_maj_explorer,
+             w.noisy_reward_explorer]
 
 
 def _main(ex):
@@ -189,3 +190,28 @@ def test_pass_maj_numbers_match_the_package():
 def test_pass_maj_helpers_reject_bad_input(call, match):
     with pytest.raises(ValueError, match=match):
         call()
+
+
+@pytest.mark.parametrize("accuracy, eps", [(0.3, 0.1), (0.3, 0.2), (0.6, 0.4), (0.1, 0.2)])
+def test_noisy_signal_against_bayes_rule(accuracy, eps):
+    sim = w.noisy_signal(accuracy, eps, 8, n_groups=4000)
+    bayes = (1 - eps) * accuracy / ((1 - eps) * accuracy + eps * (1 - accuracy))  # P(right | kept)
+    assert sim["rft_precision"] == pytest.approx(bayes, abs=0.03)
+    assert sim["rft_kept"] == pytest.approx(eps + (1 - 2 * eps) * accuracy, abs=0.02)  # E[noisy reward]
+
+
+def test_noisy_reward_explorer_limits():
+    ex = w.noisy_reward_explorer(flip_prob=0.0, accuracy=0.3, group_size=8)
+    d = ex.data
+    assert d["rft_precision"] == 1.0 and d["dpo_right"] == 1.0 and d["dpo_reversed"] == 0.0
+    assert d["grpo_right_pushed_down"] == 0.0 and d["grpo_adv_right"] > 0 > d["grpo_adv_wrong"]
+    ex.controls["flip_prob"].value = 0.5  # the reward says nothing about the truth
+    d = ex.data
+    assert d["rft_precision"] == pytest.approx(0.3, abs=0.03)
+    assert d["dpo_right"] == pytest.approx(d["dpo_reversed"], abs=0.03)
+    assert abs(d["grpo_adv_right"] - d["grpo_adv_wrong"]) < 0.05
+    assert f"{d['rft_precision']:.4f}" in ex.table.value
+    with pytest.raises(ValueError, match="accuracy"):
+        w.noisy_signal(1.0, 0.1, 8)
+    with pytest.raises(ValueError, match="flip_prob"):
+        w.noisy_signal(0.5, 1.5, 8)

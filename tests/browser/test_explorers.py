@@ -17,7 +17,7 @@ REPO = Path(__file__).resolve().parents[2]
 COURSE = sorted(p.relative_to(REPO).as_posix() for p in (REPO / "course").rglob("*.ipynb")
                 if ".ipynb_checkpoints" not in p.parts and "_explorer(" in p.read_text(encoding="utf-8"))
 EXPLORERS = ["dpo_explorer()", "ppo_explorer()", "grpo_explorer()", "rft_explorer()", "paradigm_explorer()",
-             "pass_maj_explorer()"]
+             "pass_maj_explorer()", "noisy_reward_explorer()"]
 
 # Per-notebook state read from the page: kernel status, code cells' prompts and error outputs.
 STATE_JS = """() => {
