@@ -151,6 +151,10 @@ def _quoted(name, h):
            [h[arm]["held-out accuracy"] for arm in reward_function.ARMS]
 
 
+EXPERIMENTS_PLOT = {"figure7": figure7.plot, "noisy-reward": noisy_reward.plot, "data-source": data_source.plot,
+                    "reward-function": reward_function.plot}
+
+
 @pytest.mark.parametrize("name, notebook", [("figure7", "07_why_rl_works"), ("noisy-reward", "08_more_effective_rl"),
                                             ("data-source", "08_more_effective_rl"),
                                             ("reward-function", "08_more_effective_rl")])
@@ -167,9 +171,6 @@ def test_shipped_full_runs_match_the_notebooks(name, notebook):
     fig = EXPERIMENTS_PLOT[name](result)
     assert len(fig.axes) >= 2
 
-
-EXPERIMENTS_PLOT = {"figure7": figure7.plot, "noisy-reward": noisy_reward.plot, "data-source": data_source.plot,
-                    "reward-function": reward_function.plot}
 
 
 def test_load_full_prefers_your_own_run(tmp_path):

@@ -6,11 +6,12 @@ import torch
 
 from unified_rl import advantages, coefficients
 from unified_rl.course import nb_pass_maj as pm
+from unified_rl.course import section52_widgets as s52
 from unified_rl.course import widgets as w
 from unified_rl.course.plots import compare_runs, plot_coefficients, plot_pass_maj, plot_training
 
-EXPLORERS = [w.dpo_explorer, w.ppo_explorer, w.grpo_explorer, w.rft_explorer, w.paradigm_explorer, w.pass_maj_explorer,
-             w.noisy_reward_explorer]
+EXPLORERS = [w.dpo_explorer, w.ppo_explorer, w.grpo_explorer, w.rft_explorer, w.paradigm_explorer, s52.pass_maj_explorer,
+             s52.noisy_reward_explorer]
 
 
 def _main(ex):
@@ -160,7 +161,7 @@ def test_pass_maj_numbers_match_the_package():
     from unified_rl import metrics
 
     as_answers, one_question, sharpen = pm.as_answers, pm.one_question, pm.sharpen
-    ex = w.pass_maj_explorer(p_right=0.3, top_wrong_share=0.6, alpha=2.0)
+    ex = s52.pass_maj_explorer(p_right=0.3, top_wrong_share=0.6, alpha=2.0)
     dist = one_question(0.3, 0.6)
     assert dist["wrong-1"] == pytest.approx(0.42) and sum(dist.values()) == pytest.approx(1.0)
     after = as_answers(sharpen(dist, 2.0), 64)
@@ -194,14 +195,14 @@ def test_pass_maj_helpers_reject_bad_input(call, match):
 
 @pytest.mark.parametrize("accuracy, eps", [(0.3, 0.1), (0.3, 0.2), (0.6, 0.4), (0.1, 0.2)])
 def test_noisy_signal_against_bayes_rule(accuracy, eps):
-    sim = w.noisy_signal(accuracy, eps, 8, n_groups=4000)
+    sim = s52.noisy_signal(accuracy, eps, 8, n_groups=4000)
     bayes = (1 - eps) * accuracy / ((1 - eps) * accuracy + eps * (1 - accuracy))  # P(right | kept)
     assert sim["rft_precision"] == pytest.approx(bayes, abs=0.03)
     assert sim["rft_kept"] == pytest.approx(eps + (1 - 2 * eps) * accuracy, abs=0.02)  # E[noisy reward]
 
 
 def test_noisy_reward_explorer_limits():
-    ex = w.noisy_reward_explorer(flip_prob=0.0, accuracy=0.3, group_size=8)
+    ex = s52.noisy_reward_explorer(flip_prob=0.0, accuracy=0.3, group_size=8)
     d = ex.data
     assert d["rft_precision"] == 1.0 and d["dpo_right"] == 1.0 and d["dpo_reversed"] == 0.0
     assert d["grpo_right_pushed_down"] == 0.0 and d["grpo_adv_right"] > 0 > d["grpo_adv_wrong"]
@@ -212,6 +213,6 @@ def test_noisy_reward_explorer_limits():
     assert abs(d["grpo_adv_right"] - d["grpo_adv_wrong"]) < 0.05
     assert f"{d['rft_precision']:.4f}" in ex.table.value
     with pytest.raises(ValueError, match="accuracy"):
-        w.noisy_signal(1.0, 0.1, 8)
+        s52.noisy_signal(1.0, 0.1, 8)
     with pytest.raises(ValueError, match="flip_prob"):
-        w.noisy_signal(0.5, 1.5, 8)
+        s52.noisy_signal(0.5, 1.5, 8)

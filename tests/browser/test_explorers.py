@@ -40,7 +40,7 @@ OUTPUT_OF_JS = """el => { let a = el.parentElement;
 
 
 def _write_selftest(root):
-    cells = [new_code_cell("from unified_rl.course.widgets import *")] + [new_code_cell(e) for e in EXPLORERS]
+    cells = [new_code_cell("from unified_rl.course.widgets import *\nfrom unified_rl.course.section52_widgets import *")] + [new_code_cell(e) for e in EXPLORERS]
     nb = new_notebook(cells=cells)
     nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
     (root / "selftest").mkdir(exist_ok=True)

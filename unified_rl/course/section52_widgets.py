@@ -1,0 +1,136 @@
+"""Explorers for DeepSeekMath §5.2 (notebooks 07 and 08), built on the `Explorer` of `widgets`.
+
+- `pass_maj_explorer`: one question's answer distribution, sharpened by alpha; Pass@K and Maj@K
+  before and after, from the package's exact estimators (§5.2.2).
+- `noisy_reward_explorer`: rewards flipped with probability epsilon by the package's `NoisyReward`,
+  and what is left of RFT's, DPO's and GRPO's signal (§5.2.3).
+"""
+
+import ipywidgets as W
+import torch
+from matplotlib.figure import Figure
+
+from unified_rl import advantages, metrics
+from unified_rl.course.nb_pass_maj import as_answers, one_question, sharpen
+from unified_rl.course.widgets import Explorer, _num, _slider
+from unified_rl.rewards import NoisyReward
+
+
+def pass_maj_explorer(p_right=0.3, top_wrong_share=0.6, alpha=2.0, n=64):
+    """§5.2.2: one question's answer distribution, sharpened by alpha; Pass@K and Maj@K before and after."""
+    controls = {"p_right": _slider("p(right answer)", p_right, 0.0, 1.0, 0.05),
+                "top_wrong_share": _slider("share of the wrong mass on one wrong answer", top_wrong_share, 0.0, 1.0, 0.05),
+                "alpha": _slider("sharpening α (p^α, renormalised)", alpha, 0.25, 8.0, 0.25)}
+    ks = [k for k in (1, 2, 4, 8, 16, 32, 64, 128) if k <= n]
+
+    def curves(dist):
+        answers = as_answers(dist, n)
+        c = answers.count("right")
+        return {"p_right": dist["right"], "pass_at_k": [metrics.pass_at_k(n, c, k) for k in ks],
+                "maj_at_k": [metrics.maj_at_k(answers, "right", k) for k in ks]}
+
+    def compute(p_right, top_wrong_share, alpha):
+        dist = one_question(p_right, top_wrong_share)
+        sharp = sharpen(dist, alpha)
+        before, after = curves(dist), curves(sharp)
+        data = {"k": ks, "before": before, "after": after}
+        fig = Figure(figsize=(9, 2.8), layout="constrained")
+        ax0, ax1, ax2 = fig.subplots(1, 3)
+        names = list(dist)
+        x = torch.arange(len(names), dtype=torch.float64)
+        ax0.bar(x - 0.2, [dist[a] for a in names], 0.4, label="before", color="C0")
+        ax0.bar(x + 0.2, [sharp[a] for a in names], 0.4, label=f"after, α={alpha:g}", color="C1")
+        ax0.set_xticks(x.tolist(), ["right"] + [f"w{i + 1}" for i in range(len(names) - 1)])
+        ax0.set(title="answer distribution", ylim=(0, 1))
+        ax0.legend(fontsize=7)
+        for ax, key, label in ((ax1, "maj_at_k", "Maj@K"), (ax2, "pass_at_k", "Pass@K")):
+            ax.plot(ks, before[key], "o-", color="C0", label="before")
+            ax.plot(ks, after[key], "o-", color="C1", label="after")
+            ax.set_xscale("log", base=2)
+            ax.set_xticks(ks, [str(k) for k in ks])
+            ax.set(title=label, xlabel="K", ylim=(-0.02, 1.02))
+            ax.grid(alpha=0.3)
+        ax2.legend(fontsize=7)
+        rows = [["", "p(right)", "Pass@1", f"Maj@{ks[-1]}", f"Pass@{ks[-1]}"],
+                ["before", before["p_right"], before["pass_at_k"][0], before["maj_at_k"][-1], before["pass_at_k"][-1]],
+                [f"after (α = {alpha:g})", after["p_right"], after["pass_at_k"][0], after["maj_at_k"][-1],
+                 after["pass_at_k"][-1]]]
+        return data, fig, rows
+
+    return Explorer("Pass@K and Maj@K: what sharpening one question's answers does", controls, "p_right", compute,
+                    f"{n} samples laid out in the distribution's proportions, scored with the exact estimators. "
+                    "Sharpening raises Maj@K when the right answer is the most likely one, and costs Pass@K when it is rare.")
+
+
+def noisy_signal(accuracy, flip_prob, group_size, n_groups=4000, seed=0):
+    """What a reward that is wrong with probability flip_prob leaves of each method's signal, by simulation.
+
+    n_groups groups of group_size samples, each right with probability `accuracy`; the package's
+    `NoisyReward` flips the 0/1 rewards. Returns
+    - rft_precision: share of the samples RFT keeps (noisy reward 1) that are right;
+    - dpo_right, dpo_reversed: shares of DPO pairs (one noisy-1 and one noisy-0 sample of a group)
+      whose chosen is right and rejected wrong, and the other way round (the rest agree in truth);
+    - grpo_adv_right, grpo_adv_wrong: GRPO's mean advantage (eq 21's A-hat) on right and on wrong samples;
+    - grpo_right_pushed_down: share of right samples whose advantage is negative.
+    A share with nothing to count (no sample kept, no pair) is None.
+    """
+    if not 0.0 < accuracy < 1.0:
+        raise ValueError(f"accuracy must be in (0, 1), got {accuracy}")
+    if group_size < 2:
+        raise ValueError(f"group_size must be >= 2, got {group_size}")
+    gen = torch.Generator().manual_seed(seed)
+    truth = (torch.rand(n_groups * group_size, generator=gen) < accuracy).double()  # (N,) 1 = right
+    noisy = NoisyReward(lambda _: truth, flip_prob, seed=seed + 1)(None)  # (N,) what the method sees
+    right, kept = truth > 0, noisy > 0
+    adv = advantages.group_relative(noisy, group_size)
+    # DPO: in each group with both noisy labels, the first noisy-1 sample is chosen, the first noisy-0 rejected
+    t, k = truth.view(n_groups, group_size), kept.view(n_groups, group_size)
+    usable = k.any(1) & (~k).any(1)
+    chosen = t.gather(1, k.double().argmax(1, keepdim=True))[usable, 0]
+    rejected = t.gather(1, (~k).double().argmax(1, keepdim=True))[usable, 0]
+    mean = lambda x: x.double().mean().item() if x.numel() else None  # noqa: E731
+    return {"rft_precision": mean(truth[kept]), "rft_kept": mean(kept),
+            "dpo_right": mean((chosen == 1) & (rejected == 0)), "dpo_reversed": mean((chosen == 0) & (rejected == 1)),
+            "grpo_adv_right": mean(adv[right]), "grpo_adv_wrong": mean(adv[~right]),
+            "grpo_right_pushed_down": mean(adv[right] < 0)}
+
+
+def noisy_reward_explorer(flip_prob=0.2, accuracy=0.3, group_size=8):
+    """§5.2.3: how much of RFT's, DPO's and GRPO's signal survives rewards flipped with probability ε."""
+    controls = {"flip_prob": _slider("ε: share of rewards flipped", flip_prob, 0.0, 0.5, 0.05),
+                "accuracy": _slider("accuracy of the sampled answers", accuracy, 0.05, 0.95, 0.05),
+                "group_size": _slider("group size G", group_size, 2, 16, 1, cls=W.IntSlider)}
+    grid = [i / 20 for i in range(11)]  # eps = 0 ... 0.5
+
+    def compute(flip_prob, accuracy, group_size):
+        now = noisy_signal(accuracy, flip_prob, group_size)
+        curve = [noisy_signal(accuracy, e, group_size, n_groups=1000) for e in grid]
+        a, e = accuracy, flip_prob
+        formula = (1 - e) * a / ((1 - e) * a + e * (1 - a))  # Bayes: P(right | kept)
+        data = {**now, "rft_precision_formula": formula, "curve": curve, "grid": grid}
+        fig = Figure(figsize=(8, 3), layout="constrained")
+        ax1, ax2 = fig.subplots(1, 2)
+        for key, label in (("rft_precision", "RFT: kept samples that are right"),
+                           ("dpo_right", "DPO: pairs ranked right"), ("dpo_reversed", "DPO: pairs reversed")):
+            ax1.plot(grid, [float("nan") if c[key] is None else c[key] for c in curve], label=label)  # gap if none
+        ax1.axvline(e, color="k", lw=0.5)
+        ax1.set(xlabel="ε", ylim=(0, 1.02), title=f"accuracy {a:.2f}")
+        ax1.legend(fontsize=7)
+        ax2.plot(grid, [c["grpo_adv_right"] for c in curve], color="C2", label="mean Â, right samples")
+        ax2.plot(grid, [c["grpo_adv_wrong"] for c in curve], color="C3", label="mean Â, wrong samples")
+        ax2.axhline(0, color="grey", lw=0.5)
+        ax2.axvline(e, color="k", lw=0.5)
+        ax2.set(xlabel="ε", title=f"GRPO, G = {group_size}")
+        ax2.legend(fontsize=7)
+        rows = [["at ε = " + f"{e:.2f}", "value"],
+                ["RFT: kept samples that are right (simulated)", now["rft_precision"]],
+                ["RFT: the same by Bayes' rule, (1−ε)a / ((1−ε)a + ε(1−a))", formula],
+                ["DPO: pairs ranked right / reversed", f"{_num(now['dpo_right'])} / {_num(now['dpo_reversed'])}"],
+                ["GRPO: mean Â on right / wrong samples",
+                 f"{_num(now['grpo_adv_right'], '+.3f')} / {_num(now['grpo_adv_wrong'], '+.3f')}"],
+                ["GRPO: right samples pushed down (Â < 0)", now["grpo_right_pushed_down"]]]
+        return data, fig, rows
+
+    return Explorer("Noisy rewards: what is left of each method's signal", controls, "flip_prob", compute,
+                    "Rewards of simulated samples, flipped by the package's NoisyReward. "
+                    "At ε = 0.5 the reward says nothing: every curve meets its no-information value.")
