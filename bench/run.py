@@ -11,7 +11,7 @@ slows both sides alike; the load average is recorded with the results all the sa
 | ppo_over_grpo_peak_memory    | PPO / GRPO peak memory of a training run, per model width     | memory.py         |
 | ppo_over_grpo_step_time      | PPO / GRPO seconds per step, per model width                  | memory.py         |
 | sampling_speedup_vs_generate | our sampler's tokens/s / `model.generate`'s                   | sampling_speed.py |
-| course_cpu_seconds           | seconds to execute each notebook (only with --course)         | this file         |
+| course_cpu_seconds           | seconds and peak kernel memory per notebook (--course only)   | this file         |
 """
 
 import argparse
@@ -30,27 +30,40 @@ import torch  # noqa: E402
 BENCHES = ("sampling", "memory", "trl")
 
 
+# Run in a child process per notebook: the kernel is that child's child, so once it has exited,
+# RUSAGE_CHILDREN's ru_maxrss is the kernel's peak resident memory (the larger of it and nbclient's own).
+_ONE_NOTEBOOK = """
+import json, os, resource, sys, time
+import nbformat
+from nbclient import NotebookClient
+path, timeout = sys.argv[1], int(sys.argv[2])
+nb = nbformat.read(path, as_version=4)
+t0 = time.perf_counter()
+NotebookClient(nb, timeout=timeout, kernel_name="python3", resources={"metadata": {"path": os.path.dirname(path)}}).execute()
+print(json.dumps({"seconds": round(time.perf_counter() - t0, 1),
+                  "kernel_peak_rss_mb": round(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024)}))
+"""
+
+
 def course_seconds(pattern="course/*.ipynb", timeout=1800):
-    """Execute each notebook with nbclient (the SFT cache warmed first); seconds per notebook."""
-    import nbformat
-    from nbclient import NotebookClient
+    """Execute each notebook in a fresh kernel (the SFT cache warmed first): seconds and peak kernel memory."""
+    import subprocess
 
     from unified_rl.cache import sft_checkpoint
     from unified_rl.presets import get_preset
 
     t0 = time.perf_counter()
     sft_checkpoint(get_preset("auto"), progress=False)
-    out = {"sft_cache_seconds": round(time.perf_counter() - t0, 1), "notebooks": {}}
+    out = {"sft_cache_seconds": round(time.perf_counter() - t0, 1), "notebooks": {}, "kernel_peak_rss_mb": {}}
     for path in sorted(glob.glob(pattern)):
-        nb = nbformat.read(path, as_version=4)
-        t0 = time.perf_counter()
-        try:
-            NotebookClient(nb, timeout=timeout, kernel_name="python3",
-                           resources={"metadata": {"path": os.path.dirname(path)}}).execute()
-            out["notebooks"][os.path.basename(path)] = round(time.perf_counter() - t0, 1)
-        except Exception as e:  # record the failure and keep timing the others
-            out["notebooks"][os.path.basename(path)] = {"error": f"{type(e).__name__}: {str(e)[:200]}"}
-        print(f"  {os.path.basename(path)}: {out['notebooks'][os.path.basename(path)]}", flush=True)
+        name = os.path.basename(path)
+        p = subprocess.run([sys.executable, "-c", _ONE_NOTEBOOK, path, str(timeout)], capture_output=True, text=True)
+        if p.returncode == 0:
+            r = json.loads(p.stdout.strip().splitlines()[-1])
+            out["notebooks"][name], out["kernel_peak_rss_mb"][name] = r["seconds"], r["kernel_peak_rss_mb"]
+        else:  # record the failure and keep timing the others
+            out["notebooks"][name] = {"error": p.stderr.strip()[-300:]}
+        print(f"  {name}: {out['notebooks'][name]} s, peak {out['kernel_peak_rss_mb'].get(name)} MB", flush=True)
     out["total"] = round(sum(v for v in out["notebooks"].values() if isinstance(v, float)), 1)
     return out
 
