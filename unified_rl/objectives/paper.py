@@ -1,4 +1,4 @@
-"""Each method's own objective J (DeepSeekMath appendix A.1, eq 6-19), differentiable: the oracle.
+"""The objectives J of DeepSeekMath's six methods (appendix A.1, eq 6-19), differentiable: the oracle.
 
 These are written as the paper prints them, with no reference to gradient coefficients; the tests
 check that autograd of each equals the gradient of `paradigm.surrogate_loss` with the method's GC.
@@ -8,7 +8,7 @@ All are to be maximised and average over the batch (per response 1/|o| sum_t, th
 import torch
 import torch.nn.functional as F
 
-from . import _checks, advantages, kl
+from .. import _checks, advantages, kl
 
 
 def _per_response_mean(x, mask):

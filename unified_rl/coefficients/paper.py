@@ -1,14 +1,14 @@
-"""The gradient coefficient GC(q, o, t) of every method (DeepSeekMath appendix A.1, eq 7-21).
+"""The gradient coefficients of DeepSeekMath's six methods (appendix A.1, eq 7-21).
 
 GC is |o| times the derivative of the method's objective J with respect to log pi_theta(o_t | ...):
 plug it into `paradigm.surrogate_loss` and the gradient is exactly grad J (tests/test_oracle.py).
 Every function is pure, returns a detached (B, T) tensor that is 0 off the mask, and names the
-equation it implements. Conventions and shapes: see DESIGN.md ("The core contract").
+equation it implements. Conventions and shapes: docs/ARCHITECTURE.md ("The core contract").
 """
 
 import torch
 
-from . import _checks, advantages
+from .. import _checks, advantages
 
 
 def _mask(mask):

@@ -1,0 +1,13 @@
+"""The gradient coefficient GC(q, o, t) of every method.
+
+GC is |o| times the derivative of the method's objective J with respect to log pi_theta(o_t | ...):
+plug it into `paradigm.surrogate_loss` and the gradient is exactly grad J (tests/test_oracle.py).
+Every function is pure, returns a detached (B, T) tensor that is 0 off the mask, and names the
+equation it implements.
+
+`paper` holds DeepSeekMath's six (appendix A.1, eq 7-21); every name is importable from here.
+"""
+
+from .paper import dpo, grpo, online_rft, ppo, rft, sft
+
+__all__ = ["dpo", "grpo", "online_rft", "ppo", "rft", "sft"]

@@ -1,0 +1,37 @@
+"""Each method's objective J written in sympy, and its gradient coefficient derived from it.
+
+GC(q, o, t) = |o| * dJ / d log pi_theta(o_t | q, o_<t) (docs/ARCHITECTURE.md). J is written for one
+sample in per-token log-prob symbols (ell_t = log pi_theta(o_t), ell^old_t, ell^ref_t), sympy
+differentiates it, and `check` proves the result equal to the hand-derived form and relates it to
+the GC the paper prints.
+
+    d = derive("dpo")      # a Derivation: objective, gc, hand, printed, notes
+    check(d)               # AssertionError with a readable message if any claim fails
+    d                      # in a notebook: renders J, the derived GC and the printed form
+
+`paper` holds DeepSeekMath's six methods (appendix A.1, eq 6-21); `core` the shared machinery.
+"""
+from . import paper
+from .core import (BETA, EPS, Derivation, check_derivation, clip, clipped_gc, outcome_advantage,
+                   sigmoid)
+
+REGISTRY = {**paper.REGISTRY}
+METHODS = tuple(REGISTRY)
+
+
+def derive(method, n_tokens=3, **options):
+    """The Derivation of one method (see METHODS) with n_tokens per response."""
+    if method not in REGISTRY:
+        raise ValueError(f"unknown method {method!r}; known: {', '.join(METHODS)}")
+    if not isinstance(n_tokens, int) or n_tokens < 1:
+        raise ValueError(f"n_tokens must be a positive int, got {n_tokens!r}")
+    return REGISTRY[method](n_tokens, **options)
+
+
+def check(method, n_tokens=3):
+    """Prove the derived GC equals the hand form, and every claim; AssertionError says which fails."""
+    return check_derivation(derive(method, n_tokens) if isinstance(method, str) else method)
+
+
+__all__ = ["BETA", "EPS", "Derivation", "METHODS", "REGISTRY", "check", "clip", "clipped_gc", "derive",
+           "outcome_advantage", "paper", "sigmoid"]

@@ -1,0 +1,12 @@
+"""Each method's own objective J, differentiable: the oracle the coefficients are tested against.
+
+Written as the papers print them, with no reference to gradient coefficients; the tests check that
+autograd of each equals the gradient of `paradigm.surrogate_loss` with the method's GC. All are to be
+maximised and average over the batch (per response 1/|o| sum_t, then mean over i).
+
+`paper` holds DeepSeekMath's six (appendix A.1, eq 6-19); every name is importable from here.
+"""
+
+from .paper import dpo, grpo, online_rft, ppo, rft, sft
+
+__all__ = ["dpo", "grpo", "online_rft", "ppo", "rft", "sft"]
