@@ -123,3 +123,50 @@ def test_process_advantage_is_zero_off_the_response_mask():
     adv = A.group_relative_process(sr, sm, 2, mask=m)
     assert (adv[m == 0] == 0).all() and (adv[m == 1] != 0).any()
     assert torch.equal(adv, A.group_relative_process(sr, sm, 2) * m)
+
+
+def test_equal_rewards_give_exactly_zero_in_float32():
+    """A float32 mean of eight 0.7s is not 0.7: equality is decided exactly, not by the mean."""
+    for value in (0.7, 0.1, 1e-30, -3.3):
+        r = torch.full((8,), value, dtype=torch.float32)
+        assert torch.equal(A.group_relative(r, 8), torch.zeros(8))
+    assert torch.equal(A.group_relative(torch.tensor([0.7] * 4 + [0.3, 0.7, 0.7, 0.7]), 4)[:4], torch.zeros(4))
+
+
+@pytest.mark.parametrize("scale, dtype", [(1e20, torch.float32), (1e-20, torch.float32),
+                                           (1e200, torch.float64), (1e-200, torch.float64)])
+def test_group_relative_is_scale_free(scale, dtype):
+    """(r - mean) / std does not depend on the scale of r: +-1e20 must not overflow or round to 0."""
+    r = torch.tensor([1.0, -1.0, 0.5, 2.0], dtype=torch.float64)
+    want = A.group_relative(r, 4, eps=0.0)
+    got = A.group_relative((r * scale).to(dtype), 4, eps=0.0)
+    assert got.dtype == dtype and torch.isfinite(got).all()
+    assert torch.allclose(got.double(), want, rtol=1e-5)
+    assert torch.allclose(A.group_relative(torch.tensor([1e20, -1e20]), 2), torch.tensor([0.5, -0.5]) * 2 ** 0.5)
+
+
+def test_process_normaliser_is_exact_and_scale_free():
+    sm = torch.tensor([[0, 1, 0, 1], [0, 0, 1, 0]], dtype=torch.float32)
+    same = A.group_relative_process(0.7 * sm, sm, 2)  # every step reward 0.7: no signal
+    assert torch.equal(same, torch.zeros(2, 4))
+    sr = torch.tensor([[0, 1, 0, 0], [0, 0, 1, 0]], dtype=torch.float64)
+    small = A.group_relative_process(sr, sm.double(), 2, eps=0.0)
+    huge = A.group_relative_process(sr * 1e20, sm.double(), 2, eps=0.0)
+    assert torch.allclose(small, huge, rtol=1e-9) and small.abs().max() > 0.5
+
+
+@pytest.mark.parametrize("call, words", [
+    (lambda: A.group_relative(torch.tensor([True, False]), 2), "rewards is boolean"),
+    (lambda: A.group_relative([True, False, True, True], 2), "rewards is boolean"),
+    (lambda: A.group_relative_process(torch.ones(2, 2, dtype=torch.bool), torch.ones(2, 2), 2), "step_rewards is boolean"),
+    (lambda: A.gae(torch.zeros(1, 2, dtype=torch.bool), torch.zeros(1, 2), torch.ones(1, 2), 1.0, 1.0), "rewards is boolean"),
+    (lambda: C.rft(torch.tensor([True, False]), torch.ones(2, 2)), "correct is boolean"),
+    (lambda: O.rft(torch.zeros(2, 2), torch.tensor([True, False]), torch.ones(2, 2)), "correct is boolean"),
+    (lambda: A.gae(torch.zeros(1, 2), torch.zeros(1, 2), torch.ones(1, 2), 1.5, 0.9), r"gamma must be in \[0.0, 1.0\]"),
+    (lambda: A.gae(torch.zeros(1, 2), torch.zeros(1, 2), torch.ones(1, 2), -0.1, 0.9), "gamma"),
+    (lambda: A.gae(torch.zeros(1, 2), torch.zeros(1, 2), torch.ones(1, 2), 0.9, 1.01), r"lam must be in \[0.0, 1.0\]"),
+    (lambda: A.gae(torch.zeros(1, 2), torch.zeros(1, 2), torch.ones(1, 2), 0.9, True), "lam must be a number"),
+])
+def test_bool_rewards_and_bad_discounts_are_rejected(call, words):
+    with pytest.raises(ValueError, match=words):
+        call()

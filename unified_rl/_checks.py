@@ -1,5 +1,6 @@
 """Input checks shared by the core: each failure is a ValueError that names the problem."""
 
+import numpy as np
 import torch
 
 
@@ -13,6 +14,20 @@ def as_tensor(x, name, dtype=None):
     return x
 
 
+def not_bool(x, name):
+    """Raise if x is boolean: rewards and indicators are numbers (torch cannot subtract or average bools)."""
+    if torch.is_tensor(x):
+        is_bool = x.dtype == torch.bool
+    else:
+        try:
+            is_bool = np.asarray(x).dtype == np.bool_
+        except Exception:  # not array-like: as_tensor names the problem
+            is_bool = False
+    if is_bool:
+        raise ValueError(f"{name} is boolean; pass numbers, e.g. {name}.float() (1.0 for True, 0.0 for False)")
+    return x
+
+
 def finite(x, name):
     """Raise if x holds NaN or inf."""
     if x.is_floating_point() and not torch.isfinite(x).all():
@@ -22,7 +37,7 @@ def finite(x, name):
 
 def per_token(x, name, mask):
     """Check a (B, T) per-token tensor against the mask's shape."""
-    x = as_tensor(x, name, dtype=mask.dtype if mask.is_floating_point() else None)
+    x = as_tensor(not_bool(x, name), name, dtype=mask.dtype if mask.is_floating_point() else None)
     if x.shape != mask.shape:
         raise ValueError(f"{name} has shape {tuple(x.shape)} but mask has shape {tuple(mask.shape)}")
     return finite(x, name)
@@ -45,7 +60,7 @@ def response_mask(mask, name="mask"):
 
 def per_sequence(x, name, batch):
     """Check a (B,) per-sequence tensor."""
-    x = as_tensor(x, name)
+    x = as_tensor(not_bool(x, name), name)
     if x.shape != (batch,):
         raise ValueError(f"{name} must have shape ({batch},), got {tuple(x.shape)}")
     return finite(x, name)
@@ -60,14 +75,20 @@ def groups(batch, group_size):
     return batch // group_size
 
 
-def scalar(x, name, low=None):
-    """Check a finite float hyper-parameter (beta, clip_eps, gamma, ...)."""
+def scalar(x, name, low=None, high=None):
+    """Check a finite float hyper-parameter (beta, clip_eps, gamma, ...), optionally in [low, high]."""
+    if isinstance(x, bool):
+        raise ValueError(f"{name} must be a number, got {x!r}")
     try:
         x = float(x)
     except (TypeError, ValueError):
         raise ValueError(f"{name} must be a number, got {x!r}") from None
     if x != x or x in (float("inf"), float("-inf")):
         raise ValueError(f"{name} must be finite, got {x}")
+    if high is not None and low is not None and not low <= x <= high:
+        raise ValueError(f"{name} must be in [{low}, {high}], got {x}")
     if low is not None and x < low:
         raise ValueError(f"{name} must be >= {low}, got {x}")
+    if high is not None and x > high:
+        raise ValueError(f"{name} must be <= {high}, got {x}")
     return x

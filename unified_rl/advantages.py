@@ -15,14 +15,26 @@ from . import _checks
 
 
 def _normalise(x, valid, eps):
-    """(x - mean) / (std + eps) over the entries where `valid`; 0 where all are equal. Rows are groups."""
-    n = valid.sum(-1, keepdim=True)  # (n_groups, 1)
-    mean = (x * valid).sum(-1, keepdim=True) / n
-    var = (((x - mean) * valid) ** 2).sum(-1, keepdim=True) / (n - 1).clamp(min=1)  # sample variance
-    std = var.sqrt()
-    out = (x - mean) / (std + eps)
-    # A group whose rewards are all equal carries no signal: advantage 0, never 0/0 = NaN.
-    return torch.where(std > 0, out, torch.zeros_like(out)) * valid
+    """(x - mean) / (std + eps) over the entries where `valid`; rows are groups. 0 where all are equal.
+
+    Computed in float64 on x / max|x| (the result is unchanged by the scale, eps scaled with it), so
+    a group of equal rewards gives exactly 0 (a float32 mean of 0.7s is not 0.7) and +-1e20 neither
+    overflows its square nor rounds to 0. Returned in x's floating dtype.
+    """
+    dtype = x.dtype if x.is_floating_point() else torch.get_default_dtype()
+    on = valid.bool()
+    x, valid = x.double(), on.double()
+    hi = torch.where(on, x, -torch.inf).amax(-1, keepdim=True)  # (n_groups, 1)
+    lo = torch.where(on, x, torch.inf).amin(-1, keepdim=True)
+    # A group whose rewards are all equal carries no signal: advantage 0, exactly, never 0/0 = NaN.
+    equal = hi == lo
+    scale = torch.maximum(hi.abs(), lo.abs()).where(~equal, torch.ones_like(hi))
+    y = x / scale * valid
+    n = valid.sum(-1, keepdim=True)
+    mean = y.sum(-1, keepdim=True) / n
+    var = (((y - mean) * valid) ** 2).sum(-1, keepdim=True) / (n - 1).clamp(min=1)  # sample variance
+    out = (y - mean) / (var.sqrt() + eps / scale)
+    return torch.where(equal, torch.zeros_like(out), out).mul(valid).to(dtype)
 
 
 def group_relative(rewards, group_size, eps=1e-6):
@@ -31,7 +43,7 @@ def group_relative(rewards, group_size, eps=1e-6):
     >>> group_relative(torch.tensor([1., 0., 0., 1.]), group_size=2)
     tensor([ 0.7071, -0.7071, -0.7071,  0.7071])
     """
-    rewards = _checks.as_tensor(rewards, "rewards")
+    rewards = _checks.as_tensor(_checks.not_bool(rewards, "rewards"), "rewards")
     if rewards.dim() != 1:
         raise ValueError(f"rewards must be (B,), got shape {tuple(rewards.shape)}")
     _checks.finite(rewards, "rewards")
@@ -49,7 +61,8 @@ def group_relative_process(step_rewards, step_mask, group_size, eps=1e-6, mask=N
     mask:         optional (B, T) response mask; the advantage is set to 0 off it (the prompt).
     """
     step_mask = _checks.as_tensor(step_mask, "step_mask")
-    step_rewards = _checks.as_tensor(step_rewards, "step_rewards", dtype=step_mask.dtype)
+    step_rewards = _checks.as_tensor(_checks.not_bool(step_rewards, "step_rewards"), "step_rewards",
+                                     dtype=step_mask.dtype if step_mask.is_floating_point() else None)
     if step_rewards.shape != step_mask.shape or step_mask.dim() != 2:
         raise ValueError(f"step_rewards {tuple(step_rewards.shape)} and step_mask {tuple(step_mask.shape)} must be the same (B, T)")
     _checks.finite(step_rewards, "step_rewards")
@@ -80,8 +93,8 @@ def gae(rewards, values, mask, gamma, lam):
     mask = _checks.response_mask(mask)
     rewards = _checks.per_token(rewards, "rewards", mask)
     values = _checks.per_token(values, "values", mask)
-    gamma = _checks.scalar(gamma, "gamma", low=0.0)
-    lam = _checks.scalar(lam, "lam", low=0.0)
+    gamma = _checks.scalar(gamma, "gamma", low=0.0, high=1.0)  # a discount; > 1 lets returns explode
+    lam = _checks.scalar(lam, "lam", low=0.0, high=1.0)  # GAE's bias-variance knob, a weight in [0, 1]
     values = values.detach() * mask
     adv = torch.zeros_like(rewards)
     next_adv = torch.zeros_like(rewards[:, 0])
