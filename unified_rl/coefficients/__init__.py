@@ -9,5 +9,7 @@ equation it implements.
 """
 
 from .paper import dpo, grpo, online_rft, ppo, rft, sft
+from .preference import ipo, kto, kto_reference_point, orpo, simpo
 
 __all__ = ["dpo", "grpo", "online_rft", "ppo", "rft", "sft"]
+__all__ += ["ipo", "kto", "kto_reference_point", "orpo", "simpo"]  # preference.py

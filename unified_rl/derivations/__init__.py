@@ -12,10 +12,12 @@ the GC the paper prints.
 `paper` holds DeepSeekMath's six methods (appendix A.1, eq 6-21); `core` the shared machinery.
 """
 from . import paper
+from . import preference
 from .core import (BETA, EPS, Derivation, check_derivation, clip, clipped_gc, outcome_advantage,
                    sigmoid)
 
 REGISTRY = {**paper.REGISTRY}
+REGISTRY.update(preference.REGISTRY)  # IPO, SimPO, KTO, ORPO
 METHODS = tuple(REGISTRY)
 
 

@@ -8,5 +8,7 @@ maximised and average over the batch (per response 1/|o| sum_t, then mean over i
 """
 
 from .paper import dpo, grpo, online_rft, ppo, rft, sft
+from .preference import ipo, kto, orpo, simpo
 
 __all__ = ["dpo", "grpo", "online_rft", "ppo", "rft", "sft"]
+__all__ += ["ipo", "kto", "orpo", "simpo"]  # preference.py
