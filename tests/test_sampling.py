@@ -4,6 +4,7 @@ import pytest
 import torch
 
 from unified_rl.models import ModelConfig, build_policy
+from unified_rl import sampling
 from unified_rl.sampling import cat_rollouts, rollout_from_texts, sample, token_logp
 from unified_rl.task import TaskConfig, make_problem, make_splits
 from unified_rl.tokenizer import build_tokenizer
@@ -156,3 +157,22 @@ def test_bad_arguments(tok, model, mixed):
         sample(model, tok, [])
     with pytest.raises(ValueError, match="positions"):
         sample(model, tok, mixed, max_new_tokens=model.config.n_positions)
+
+
+@pytest.mark.parametrize("greedy", [False, True])
+def test_checking_done_every_few_tokens_changes_nothing(tok, trained, monkeypatch, greedy):
+    """The GPU's sync-saving loop (ask "all ended?" every 5 tokens) returns the per-token loop's rollout."""
+    m, probs = trained
+    runs = []
+    for every in (1, 5):
+        monkeypatch.setattr(sampling, "done_check_every", lambda device, every=every: every)
+        torch.manual_seed(4)
+        runs.append(sample(m, tok, probs, group_size=4, greedy=greedy, max_new_tokens=30))
+    a, b = runs
+    assert a.input_ids.shape[1] - a.prompt_len < 30  # every row ended before the budget
+    assert torch.equal(a.input_ids, b.input_ids) and torch.equal(a.attention_mask, b.attention_mask)
+    assert torch.equal(a.mask, b.mask) and torch.equal(a.logp, b.logp) and a.texts == b.texts
+
+
+def test_autocast_is_off_on_the_cpu():
+    assert not isinstance(sampling.autocast("cpu"), torch.autocast)

@@ -11,14 +11,21 @@ Positions skip the left padding, so a prompt's log-probs do not depend on how it
 Rows are group-major: rows g*G ... g*G+G-1 answer problem g (GRPO's groups, eq 19-21).
 """
 
+import contextlib
+import functools
+import os
 from dataclasses import dataclass, fields, replace
 
 import torch
+from transformers import DynamicCache
 
 from .models import position_ids_of
 from .tokenizer import encode_prompts
 
 RESPONSE_SLACK = 4  # tokens allowed past the longest reference response before a row is cut
+# On a GPU, `sample` asks "has every row ended?" once per this many tokens: each ask copies a flag
+# to the host and stalls the queue of kernels. On the CPU it asks every token (nothing to stall).
+CUDA_DONE_CHECK_EVERY = 8
 
 
 @dataclass
@@ -98,6 +105,11 @@ def cat_rollouts(rollouts: list, pad_token_id: int = 0) -> Rollout:
     )
 
 
+def done_check_every(device) -> int:
+    """Tokens between `sample`'s checks that every row has ended: 1 on the CPU, more on a GPU."""
+    return 1 if torch.device(device).type == "cpu" else CUDA_DONE_CHECK_EVERY
+
+
 def _check_fits(model, length: int):
     """Raise if `length` tokens exceed the model's position embeddings."""
     limit = getattr(model.config, "max_position_embeddings", None)
@@ -105,14 +117,37 @@ def _check_fits(model, length: int):
         raise ValueError(f"sequences of {length} tokens exceed the model's {limit} positions")
 
 
+@functools.lru_cache(maxsize=None)
+def _bf16_ok(index: int) -> bool:
+    """Whether CUDA device `index` runs bf16 matmuls natively (Ampere and newer)."""
+    return torch.cuda.get_device_capability(index) >= (8, 0)
+
+
+def autocast(device):
+    """bf16 autocast for the forward passes on a CUDA device with native bf16, else a no-op.
+
+    Matmuls run in bf16 on the tensor cores; the weights, optimizer state and every log-prob stay
+    float32, since logits are cast to float before the log-softmax. UNIFIED_RL_BF16=0 turns it off; the CPU never uses it, so CPU runs are exact fp32.
+    """
+    device = torch.device(device)
+    if device.type != "cuda" or os.environ.get("UNIFIED_RL_BF16", "1") == "0":
+        return contextlib.nullcontext()
+    index = device.index if device.index is not None else torch.cuda.current_device()
+    if not _bf16_ok(index):
+        return contextlib.nullcontext()
+    return torch.autocast("cuda", dtype=torch.bfloat16)
+
+
 def token_logp(model, input_ids, attention_mask) -> torch.Tensor:
-    """(B, T) log pi of each target input_ids[:, t+1], with grad; 0 where input or target is padding."""
+    """(B, T) float32 log pi of each target input_ids[:, t+1], with grad; 0 on padding."""
     _check_fits(model, input_ids.shape[1])
-    logits = model(
-        input_ids=input_ids,
-        attention_mask=attention_mask,
-        position_ids=position_ids_of(attention_mask),
-    ).logits[:, :-1].float()  # (B, T, V)
+    with autocast(input_ids.device):
+        logits = model(
+            input_ids=input_ids,
+            attention_mask=attention_mask,
+            position_ids=position_ids_of(attention_mask),
+        ).logits[:, :-1]  # (B, T, V)
+    logits = logits.float()  # log-probs in float32 whatever the matmuls ran in
     targets = input_ids[:, 1:]  # (B, T)
     # gather - logsumexp is log_softmax at the target without materialising all of it twice
     logp = logits.gather(-1, targets[..., None]).squeeze(-1) - logits.logsumexp(-1)  # (B, T)
@@ -172,6 +207,7 @@ def sample(model, tokenizer, problems, group_size=1, max_new_tokens=None, temper
     if eos is None:
         raise ValueError("the tokenizer has no EOS token, so responses could never end")
     device = next(model.parameters()).device
+    check_every = done_check_every(device)
     was_training = model.training
     model.eval()
     try:
@@ -181,14 +217,18 @@ def sample(model, tokenizer, problems, group_size=1, max_new_tokens=None, temper
         prompt_att = prompt_att.repeat_interleave(group_size, 0)  # (B, P)
         B, P = prompt_ids.shape
         _check_fits(model, P + max_new_tokens)
-        att = prompt_att
-        pos = position_ids_of(att)  # (B, P)
-        out = model(input_ids=prompt_ids, attention_mask=att, position_ids=pos, use_cache=True)
+        # one buffer for the whole mask: column P+i says whether token i is attended to
+        att = torch.cat([prompt_att, prompt_att.new_zeros(B, max_new_tokens)], 1)  # (B, P+N)
+        pos = position_ids_of(prompt_att)  # (B, P)
+        cache = DynamicCache(config=model.config)  # filled in place by every forward pass below
+        with autocast(device):
+            out = model(input_ids=prompt_ids, attention_mask=prompt_att, position_ids=pos,
+                        past_key_values=cache, use_cache=True)
         next_pos = pos[:, -1] + 1  # (B,)
         done = torch.zeros(B, dtype=torch.bool, device=device)
         lengths = torch.zeros(B, dtype=torch.long, device=device)
         tokens, logps = [], []
-        for _ in range(max_new_tokens):
+        for i in range(max_new_tokens):
             logits = out.logits[:, -1].float()  # (B, V)
             logprobs = logits.log_softmax(-1)  # (B, V)
             if greedy:
@@ -200,14 +240,21 @@ def sample(model, tokenizer, problems, group_size=1, max_new_tokens=None, temper
             logps.append(torch.where(done, 0.0, logprobs.gather(-1, tok[:, None]).squeeze(-1)))
             lengths += (~done).long()
             done = done | (tok == eos)
-            if bool(done.all()):
+            if (i + 1) % check_every == 0 and bool(done.all()):  # a host sync: not every token on a GPU
                 break
-            att = torch.cat([att, (~done).long()[:, None]], 1)  # finished rows attend to nothing new
-            out = model(input_ids=tok[:, None], attention_mask=att, position_ids=next_pos[:, None],
-                        past_key_values=out.past_key_values, use_cache=True)
+            if i + 1 == max_new_tokens:
+                break
+            att[:, P + i] = (~done).long()  # finished rows attend to nothing new
+            with autocast(device):
+                out = model(input_ids=tok[:, None], attention_mask=att[:, :P + i + 1],
+                            position_ids=next_pos[:, None], past_key_values=cache, use_cache=True)
             next_pos = next_pos + 1
     finally:
         model.train(was_training)
+    # rows decoded past the point where all had ended (GPU: checked every few tokens) are only
+    # padding; cut them so the rollout has the width a per-token check gives
+    n_keep = int(lengths.max())
+    tokens, logps = tokens[:n_keep], logps[:n_keep]
     resp = torch.stack(tokens, 1)  # (B, N)
     N = resp.shape[1]
     input_ids = torch.cat([prompt_ids, resp], 1)  # (B, L)
