@@ -7,6 +7,9 @@
 - Process supervision (DeepSeekMath 4.1.3): each step's reward is normalised with the mean and std
   of all step rewards in the group; a token's advantage is the sum of the normalised rewards of the
   steps that end at or after it.
+- Later baselines: r - mean(r) without the std (Dr. GRPO, arXiv 2503.20783); the leave-one-out
+  r_i - mean_{j != i} r_j (RLOO, arXiv 2402.14740); returns-to-go normalised over the whole batch
+  (REINFORCE++, arXiv 2501.03262).
 """
 
 import torch
@@ -51,6 +54,59 @@ def group_relative(rewards, group_size, eps=1e-6):
     n_groups = _checks.groups(rewards.shape[0], group_size)
     r = rewards.view(n_groups, group_size)  # (n_groups, G)
     return _normalise(r, torch.ones_like(r), eps).view(-1)
+
+
+def _groups_of(rewards, group_size):
+    """Checked (n_groups, G) float64 view of (B,) rewards."""
+    rewards = _checks.as_tensor(_checks.not_bool(rewards, "rewards"), "rewards")
+    if rewards.dim() != 1:
+        raise ValueError(f"rewards must be (B,), got shape {tuple(rewards.shape)}")
+    _checks.finite(rewards, "rewards")
+    n_groups = _checks.groups(rewards.shape[0], group_size)
+    dtype = rewards.dtype if rewards.is_floating_point() else torch.get_default_dtype()
+    return rewards.double().view(n_groups, group_size), dtype
+
+
+def group_centred(rewards, group_size):
+    """r - group mean, no std (Dr. GRPO's advantage); exactly 0 in an all-equal group. (B,) -> (B,)
+
+    >>> group_centred(torch.tensor([1., 0., 0., 0.]), group_size=4)
+    tensor([ 0.7500, -0.2500, -0.2500, -0.2500])
+    """
+    r, dtype = _groups_of(rewards, group_size)
+    out = r - r.mean(-1, keepdim=True)  # float64: a group of equal float32 rewards gives exactly 0
+    equal = r.amax(-1, keepdim=True) == r.amin(-1, keepdim=True)
+    return torch.where(equal, torch.zeros_like(out), out).view(-1).to(dtype)
+
+
+def leave_one_out(rewards, group_size):
+    """r_i - mean of the other G-1 rewards of its group (RLOO); = G/(G-1) (r_i - mean). (B,) -> (B,)
+
+    >>> leave_one_out(torch.tensor([1., 0., 0., 0.]), group_size=4)
+    tensor([ 1.0000, -0.3333, -0.3333, -0.3333])
+    """
+    if isinstance(group_size, int) and not isinstance(group_size, bool) and group_size < 2:
+        raise ValueError(f"a leave-one-out baseline needs group_size >= 2, got {group_size}")
+    r, dtype = _groups_of(rewards, group_size)
+    others = (r.sum(-1, keepdim=True) - r) / (group_size - 1)  # (n_groups, G)
+    out = r - others
+    equal = r.amax(-1, keepdim=True) == r.amin(-1, keepdim=True)
+    return torch.where(equal, torch.zeros_like(out), out).view(-1).to(dtype)
+
+
+def returns_to_go(token_rewards, mask):
+    """sum_{t' >= t} r_t' over each response's tokens (gamma = 1), 0 off the mask. (B, T) -> (B, T)"""
+    mask = _checks.response_mask(mask)
+    token_rewards = _checks.per_token(token_rewards, "token_rewards", mask) * mask
+    return token_rewards.flip(-1).cumsum(-1).flip(-1) * mask
+
+
+def batch_normalised(adv, mask, eps=1e-6):
+    """(A - mean) / (std + eps) over every response token of the batch (REINFORCE++). (B, T) -> (B, T)"""
+    mask = _checks.response_mask(mask)
+    adv = _checks.per_token(adv, "adv", mask)
+    eps = _checks.scalar(eps, "eps", low=0.0)
+    return _normalise(adv.reshape(1, -1), mask.reshape(1, -1), eps).view(adv.shape)
 
 
 def group_relative_process(step_rewards, step_mask, group_size, eps=1e-6, mask=None):

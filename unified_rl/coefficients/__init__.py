@@ -10,6 +10,11 @@ equation it implements.
 
 from .paper import dpo, grpo, online_rft, ppo, rft, sft
 from .preference import ipo, kto, kto_reference_point, orpo, simpo
+from .kl_terms import kl_in_reward, kl_penalty
+from .policy import (AGGREGATIONS, aggregation_weight, cispo, dapo, dr_grpo, gspo, reinforce_pp,
+                     reinforce_pp_advantage, remax, rloo)
 
 __all__ = ["dpo", "grpo", "online_rft", "ppo", "rft", "sft"]
 __all__ += ["ipo", "kto", "kto_reference_point", "orpo", "simpo"]  # preference.py
+__all__ += ["AGGREGATIONS", "aggregation_weight", "cispo", "dapo", "dr_grpo", "gspo", "kl_in_reward",
+            "kl_penalty", "reinforce_pp", "reinforce_pp_advantage", "remax", "rloo"]  # policy.py, kl_terms.py
