@@ -1,18 +1,24 @@
 """Every exercise checker fails on the stub, fails on plausible wrong answers and passes on its solution.
 
-The generic test runs over every exercise module under unified_rl.course.ex, so each notebook's
-exercises are checked as soon as their module exists.
+The generic tests run over every exercise module under unified_rl.course.ex, so each notebook's
+exercises are checked as soon as their module exists: each declares at least two plausible wrong
+answers and rejects them, reads odd answers (numpy, multi-element tensors) without crashing, and a
+checker of a coefficient, objective or surrogate compares gradients and rejects a gradient leak.
 """
 
 import importlib
+import inspect
 import pkgutil
+import time
 
+import numpy as np
 import pytest
 import sympy
 import torch
 
 import unified_rl.course.ex as ex_pkg
-from unified_rl import advantages, coefficients
+from unified_rl import advantages, coefficients, objectives, paradigm
+from unified_rl.course import display
 from unified_rl.course import exercises as E
 from unified_rl.course.ex import example
 
@@ -20,18 +26,66 @@ MODULES = sorted(m.name for m in pkgutil.iter_modules(ex_pkg.__path__))
 ALL = [(m, n) for m in MODULES for n in E.exercises_in(importlib.import_module(f"unified_rl.course.ex.{m}"))]
 
 
+def _exercise(module, name):
+    return getattr(importlib.import_module(f"unified_rl.course.ex.{module}"), name)
+
+
 @pytest.mark.parametrize("module,name", ALL, ids=[f"{m}.{n}" for m, n in ALL])
 def test_every_exercise_checker(module, name, capsys):
-    q = getattr(importlib.import_module(f"unified_rl.course.ex.{module}"), name)
-    assert q.check(q.stub) is False and q.last_status == E.NOT_ATTEMPTED
+    q = _exercise(module, name)
+    assert not q.check(q.stub) and q.last_status == E.NOT_ATTEMPTED
     assert "Not attempted yet" in capsys.readouterr().out
-    assert q.check(q.solution_value) is True, q.last_message
-    assert q.wrong, f"{module}.{name} lists no plausible wrong answers to test its checker on"
+    assert q.check(q.solution_value), q.last_message
+    assert q.last_crash is None
+    assert len(q.wrong) >= 2, f"{module}.{name} lists fewer than two plausible wrong answers to test its checker on"
     for w in q.wrong:
-        assert q.check(w) is False and q.last_status == E.WRONG, f"{module}.{name} accepted {w!r}"
+        verdict = q.check(w)
+        assert not verdict and q.last_status == E.WRONG, f"{module}.{name} accepted {w!r}"
+        assert q.last_crash is None, f"{module}.{name} crashed on {w!r}: {q.last_crash!r}"
     q.hint()
     q.solution()
     assert capsys.readouterr().out.strip()
+
+
+ODD_ANSWERS = [np.float64(0.3), np.int64(-1), np.array([1.0, 2.0]), np.array(0.5), torch.ones(3),
+               torch.tensor([[1.0, -1.0]], requires_grad=True), "not an answer", 7, {"a": 1}, [1, 2]]
+
+
+@pytest.mark.parametrize("module,name", ALL, ids=[f"{m}.{n}" for m, n in ALL])
+def test_checkers_read_odd_answers_without_crashing(module, name, capsys):
+    q = _exercise(module, name)
+    for answer in ODD_ANSWERS:
+        q.check(answer)
+        assert q.last_crash is None, f"{module}.{name} crashed on {answer!r}: {q.last_crash!r}"
+        assert q.last_status in (E.WRONG, E.CORRECT)
+
+
+_GRADIENT_MODULES = {coefficients.__name__, objectives.__name__, paradigm.__name__}
+
+
+def _checks_a_gradient_quantity(q):
+    """Whether q's reference is a coefficient, an objective or the surrogate (not an advantage or metric)."""
+    ref_module = inspect.getmodule(q.reference).__name__
+    return any(ref_module == m or ref_module.startswith(m + ".") for m in _GRADIENT_MODULES)
+
+
+GRADIENT_QS = [(m, n) for m, n in ALL if isinstance(_exercise(m, n), E.FunctionExercise)
+               and _checks_a_gradient_quantity(_exercise(m, n))]
+
+
+def test_gradient_exercises_are_found():
+    assert {("nb00_paradigm", "q3"), ("nb01_sft", "q2"), ("nb02_rft", "q2"), ("nb03_online_rft", "q2"),
+            ("nb04_dpo", "q2")} <= set(GRADIENT_QS)
+
+
+@pytest.mark.parametrize("module,name", GRADIENT_QS, ids=[f"{m}.{n}" for m, n in GRADIENT_QS])
+def test_gradient_checkers_reject_a_gradient_leak(module, name):
+    """A coefficient, objective or surrogate is checked by its gradient: a leak with the right values fails."""
+    q = _exercise(module, name)
+    assert q.checks_gradient, f"{module}.{name} checks {q.reference.__name__} without comparing gradients"
+    if q.grad:  # inputs that require grad exist: a forgotten detach can leak
+        assert not q.check(E.leaky(q.solution_value, q.grad))
+        assert q.last_status == E.WRONG and "gradient" in q.last_message, q.last_message
 
 
 def test_example_module_has_every_kind():
@@ -43,14 +97,14 @@ def test_example_module_has_every_kind():
 def test_check_reads_the_declared_variable_from_the_callers_globals(capsys):
     ns = {"q": example.q5}
     exec("ok = q.check()", ns)  # like a notebook cell: the answer is a global of the caller
-    assert ns["ok"] is False and "define `online_rft_differs_in`" in capsys.readouterr().out
+    assert not ns["ok"] and "define `online_rft_differs_in`" in capsys.readouterr().out
     exec("online_rft_differs_in = 'Data source'\nok = q.check()", ns)
-    assert ns["ok"] is True
+    assert ns["ok"] and ns["ok"] == True  # noqa: E712 - a Verdict compares equal to the bool it stands for
 
 
 def test_check_reads_the_callers_locals_too():
     online_rft_differs_in = "coefficient"  # noqa: F841 - read by check() through the frame
-    assert example.q5.check() is False
+    assert not example.q5.check()
     assert "eq 10 and eq 11" in example.q5.last_message
 
 
@@ -62,7 +116,7 @@ def test_check_without_variable_needs_an_argument():
 
 def test_placeholders_are_not_attempted():
     for answer in (None, ...):
-        assert example.q4.check(answer) is False and example.q4.last_status == E.NOT_ATTEMPTED
+        assert not example.q4.check(answer) and example.q4.last_status == E.NOT_ATTEMPTED
 
 
 def test_value_messages():
@@ -154,7 +208,7 @@ def test_function_detached_and_tuple_outputs():
     q = E.FunctionExercise(coefficients.ppo, {"one": {"adv": torch.randn(2, 3, requires_grad=True), "mask": mask}},
                            detached=True, solution_value=coefficients.ppo, wrong=[lambda adv, mask: adv * mask])
     assert q.check(coefficients.ppo)
-    assert not q.check(lambda adv, mask: adv * mask) and "requires grad" in q.last_message
+    assert not q.check(lambda adv, mask: adv * mask) and "carries a gradient" in q.last_message
 
     gae = E.FunctionExercise(advantages.gae, random_inputs=lambda g: {
         "rewards": torch.rand(2, 4, generator=g), "values": torch.rand(2, 4, generator=g),
@@ -169,7 +223,7 @@ def test_function_detached_and_tuple_outputs():
 
 def test_hint_and_solution_show_markdown_in_a_notebook(monkeypatch):
     shown = []
-    monkeypatch.setattr(E, "_in_notebook", lambda: True)
+    monkeypatch.setattr(display, "in_notebook", lambda: True)
     monkeypatch.setattr("IPython.display.display", lambda obj: shown.append(obj))
     example.q2.hint(2)
     example.q2.solution()
@@ -178,3 +232,114 @@ def test_hint_and_solution_show_markdown_in_a_notebook(monkeypatch):
     assert "**Hint 2/2**" in texts[0]
     assert "def my_group_relative(" in texts[1] and "```python" in texts[1]
     assert "Correct" in texts[2] and "color:" in texts[2]
+
+
+# (module, exercise, wrong answer, what the message must say): each mistake rejected for its own reason
+PINNED = [
+    ("nb00_paradigm", "q3", "_no_detach", "gradient reaches `coef`"),
+    ("nb00_paradigm", "q3", "_token_mean", "gradient with respect to `logp`"),  # per token, not per sequence
+    ("nb00_paradigm", "q3", "_no_minus", "expected 0.75"),  # wrong sign
+    ("nb00_paradigm", "q3", "_batch_sum", "expected 0.75"),  # sum instead of mean
+    ("nb01_sft", "q2", "_detached", "gradient with respect to `logp` is 0"),
+    ("nb01_sft", "q2", "_token_mean", "gradient with respect to `logp`"),
+    ("nb01_sft", "q2", "_batch_sum", "expected -2"),
+    ("nb01_sft", "q2", "_negated", "expected -2"),
+    ("nb02_rft", "q2", "_negative_on_wrong", "expected 0"),
+    ("nb02_rft", "q2", "_last_token_only", "expected 1"),
+    ("nb03_online_rft", "q2", "_detached", "gradient with respect to `logp` is 0"),
+    ("nb03_online_rft", "q2", "_batch_sum", "expected -0.75"),
+    ("nb04_dpo", "q2", "_not_detached", "still carries a gradient"),
+    ("nb04_dpo", "q2", "_printed", "expected"),  # the leading beta missing
+    ("nb04_dpo", "q2", "_per_token", "expected"),  # eq 14's per-token argument
+    ("nb04_dpo", "q2", "_summed", "expected"),  # sums instead of means
+    ("nb04_dpo", "q2", "_same_sign", "expected"),  # wrong sign on the rejected response
+    ("example", "q2", "_population_std", "expected"),
+]
+
+
+@pytest.mark.parametrize("module,name,wrong,says", PINNED, ids=[f"{m}.{n}.{w}" for m, n, w, _ in PINNED])
+def test_pinned_wrong_answers(module, name, wrong, says):
+    mod = importlib.import_module(f"unified_rl.course.ex.{module}")
+    q, fn = getattr(mod, name), getattr(mod, wrong)
+    assert fn in q.wrong, f"{module}.{name} no longer lists {wrong} among its wrong answers"
+    assert not q.check(fn) and q.last_status == E.WRONG and says in q.last_message, q.last_message
+
+
+def test_undetached_coefficient_is_rejected_by_its_gradient_too():
+    """With the result's own requires_grad check off, the surrogate's gradient still tells a leak apart."""
+    from unified_rl.course.ex import nb04_dpo
+    q = E.FunctionExercise(coefficients.dpo, dict(nb04_dpo.q2.cases), solution_value=nb04_dpo._dpo_solution,
+                           detached=False, grad=("logp_chosen", "logp_rejected"), loss=nb04_dpo.q2.loss)
+    assert q.check(nb04_dpo._dpo_solution)
+    assert not q.check(nb04_dpo._not_detached) and "gradient with respect to `logp_chosen`" in q.last_message
+
+
+def test_verdict_shows_nothing_as_a_cells_value():
+    from IPython.core.interactiveshell import InteractiveShell
+    verdict = example.q5.check("data source")
+    assert isinstance(verdict, E.Verdict) and verdict and verdict == True  # noqa: E712
+    data, _ = InteractiveShell.instance().display_formatter.format(verdict)
+    assert data == {}  # no "True" echoed under the verdict
+    wrong = example.q5.check("reward")
+    assert not wrong and wrong == False and wrong.status == E.WRONG  # noqa: E712
+
+
+def test_numpy_and_tensor_answers(capsys):
+    q = E.ValueExercise(0.5, atol=1e-6, wrong=[0.4, 0.6])
+    assert q.check(np.float64(0.5)) and q.check(np.array([0.5])) and q.check(torch.tensor([[0.5]]))
+    assert not q.check(np.array([0.5, 0.5])) and "shape (2,)" in q.last_message
+    assert not q.check(torch.ones(3)) and "shape (3,)" in q.last_message
+    assert not q.check(True) and "expected a number" in q.last_message
+    assert example.q3.check(np.int64(-1)) and example.q3.check(torch.tensor(-2.0))
+    assert not example.q3.check(np.array([-1, -1])) and "answer 1, -1 or 0" in example.q3.last_message
+    assert not example.q5.check(np.array(["data source", "reward"])) and example.q5.last_crash is None
+    assert not example.q1.check(np.array([1.0, 2.0])) and "one sympy expression" in example.q1.last_message
+    assert example.q2.last_crash is None
+
+
+def test_huge_expressions_never_hang():
+    from unified_rl.course.symbolic import compare_expressions
+
+    x = sympy.Symbol("x")
+    t = time.time()
+    assert not example.q1.check(x ** (10 ** 8)) and "not equal" in example.q1.last_message  # no overflow
+    assert time.time() - t < 2
+    want = sympy.sympify(example.q1.solution_value)
+    for slow in (sympy.exp(sympy.exp(sympy.exp(50 * x))),  # a point takes forever to evaluate
+                 sympy.Add(*[sympy.Function("f")(x) ** k * sympy.sin(x) ** k / (1 + x) ** k  # no point evaluates:
+                             for k in range(1, 60)])):  # only algebra could decide
+        t = time.time()
+        msg = compare_expressions(slow, want, time_limit_s=0.5)
+        assert time.time() - t < 3 and msg and "could not be compared within 0.5 s" in msg
+
+
+def test_solutions_can_be_turned_off(monkeypatch, tmp_path, capsys):
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("UNIFIED_RL_SOLUTIONS", raising=False)
+    example.q2.solution()
+    assert "def my_group_relative(" in capsys.readouterr().out  # on by default (instructors, the source course)
+    (tmp_path / display.STUDENT_FLAG).write_text("student copy\n")
+    (tmp_path / "sub").mkdir()
+    monkeypatch.chdir(tmp_path / "sub")  # the flag of a folder above counts too
+    example.q2.solution()
+    out = capsys.readouterr().out
+    assert "turned off" in out and "group_relative" not in out
+    monkeypatch.setenv("UNIFIED_RL_SOLUTIONS", "1")  # an instructor turns them back on
+    example.q2.solution()
+    assert "def my_group_relative(" in capsys.readouterr().out
+    monkeypatch.setenv("UNIFIED_RL_SOLUTIONS", "0")
+    monkeypatch.chdir(tmp_path.parent)
+    assert not display.solutions_shown()
+
+
+def test_hints_keep_code_and_stars_in_markdown(monkeypatch):
+    shown = []
+    monkeypatch.setattr(display, "in_notebook", lambda: True)
+    monkeypatch.setattr("IPython.display.display", lambda obj: shown.append(obj))
+    q = E.ValueExercise(1.0, hint=["GC = beta * sigma(x) and *not* 2 * x; see <eos> and `a * b_c`"], wrong=[2, 3])
+    q.hint()
+    text = shown[-1].data
+    assert r"beta \* sigma(x)" in text and r"\*not\* 2 \* x" in text and "&lt;eos&gt;" in text
+    assert "`a * b_c`" in text  # code spans untouched
+    q.check(2.0)
+    assert "<code>" not in shown[-1].data and "Incorrect" in shown[-1].data

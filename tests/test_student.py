@@ -1,8 +1,12 @@
-"""Student copies: no solution left, stubs in place, hidden tests gone, everything else identical."""
+"""Student copies: no solution left, stubs in place, hidden tests gone, everything else identical;
+and in the real course every exercise's variable and every function's signature survive the stub."""
 
+import ast
 import copy
+import importlib
 import subprocess
 import sys
+from pathlib import Path
 
 import nbformat
 import pytest
@@ -10,7 +14,8 @@ from nbclient import NotebookClient
 from nbclient.exceptions import CellExecutionError
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook, new_output
 
-from unified_rl.course import student
+from unified_rl.course import display, student
+from unified_rl.course.exercises import exercises_in
 
 SECRET = "SOLUTION_TEXT_42"
 
@@ -46,6 +51,7 @@ def course(tmp_path):
     (src / "data" / "table.csv").write_text("a,b\n1,2\n")
     (src / ".ipynb_checkpoints").mkdir()
     (src / ".ipynb_checkpoints" / "01_demo-checkpoint.ipynb").write_text("{}")
+    (src / "INSTRUCTORS.md").write_text("# For instructors only\n")
     return src
 
 
@@ -54,8 +60,13 @@ def test_student_copy(course, tmp_path):
     dst = tmp_path / "build" / "student"
     written = student.make_student_copies(course, dst)
     assert (course / "01_demo.ipynb").read_bytes() == before  # the source is only read
-    assert sorted(p.relative_to(dst).as_posix() for p in written) == ["01_demo.ipynb", "README.md", "data/table.csv"]
-    assert (dst / "README.md").read_text() == "# Course\n"
+    assert sorted(p.relative_to(dst).as_posix() for p in written) == [
+        display.STUDENT_FLAG, "01_demo.ipynb", "README.md", "data/table.csv"]
+    assert (dst / "README.md").read_text() == "# Course\n" and not (dst / "INSTRUCTORS.md").exists()
+    assert not display.solutions_shown(cwd=dst)  # the copy turns q.solution() off
+    (dst / "INSTRUCTORS.md").write_text("stale")  # left by an older build: removed by the next one
+    student.make_student_copies(course, dst)
+    assert not (dst / "INSTRUCTORS.md").exists()
 
     text = (dst / "01_demo.ipynb").read_text()
     assert SECRET not in text and "BEGIN HIDDEN TESTS" not in text and "END SOLUTION" not in text
@@ -105,7 +116,7 @@ def test_destination_inside_source_is_refused(course):
 def test_command_line(course, tmp_path, capsys):
     r = subprocess.run([sys.executable, "-m", "unified_rl.course.student", str(course), str(tmp_path / "out")],
                        capture_output=True, text=True)
-    assert r.returncode == 0 and "wrote 1 student notebooks and 2 other files" in r.stdout
+    assert r.returncode == 0 and "wrote 1 student notebooks and 2 other files" in r.stdout, r.stdout
     assert (tmp_path / "out" / "01_demo.ipynb").exists()
     assert student.main([str(course), str(course)]) == 2
     assert "outside the source" in capsys.readouterr().err
@@ -128,3 +139,84 @@ def test_source_runs_and_student_copy_stops_at_the_first_exercise(course, tmp_pa
     assert "NotImplementedError" in msg and "YOUR CODE HERE: replace this line with your solution" in msg
     assert "answer = None" in msg  # the failing cell is the first exercise, shown in the error
     assert nb.cells[1].execution_count is not None and nb.cells[3].execution_count is None
+
+
+COURSE = Path(__file__).resolve().parents[1] / "course"
+# Notebooks whose solution markers still swallow a variable or a signature: (notebook, what) -> why.
+# Remove an entry as soon as its notebook is fixed (the test then passes).
+KNOWN_BROKEN = {
+    ("05_ppo.ipynb", "variables"): "05_ppo: answers assigned only inside the solution markers",
+    ("05_ppo.ipynb", "signatures"): "05_ppo: the solution markers swallow the def line of my_gae",
+    ("06_grpo.ipynb", "variables"): "06_grpo: answers assigned only inside the solution markers",
+    ("07_why_rl_works.ipynb", "variables"): "07_why_rl_works: answers assigned only inside the solution markers",
+    ("08_more_effective_rl.ipynb", "variables"): "08_more_effective_rl: answers assigned only inside the markers",
+    ("09_summary.ipynb", "variables"): "09_summary: answers assigned only inside the solution markers",
+}
+
+
+def _code_cells(nb):
+    for cell in nb.cells:
+        if cell.cell_type == "code":
+            lines = [l for l in cell.source.split("\n") if not l.lstrip().startswith(("%", "!"))]
+            yield ast.parse("\n".join(lines))
+
+
+def _defined(nb):
+    """{name: ast.arguments or None}: what the notebook's cells define at top level (defs keep their args)."""
+    out = {}
+    for tree in _code_cells(nb):
+        for node in ast.walk(tree):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                out[node.name] = ast.dump(node.args)
+            elif isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
+                for target in node.targets if isinstance(node, ast.Assign) else [node.target]:
+                    for n in ast.walk(target):
+                        if isinstance(n, ast.Name):
+                            out.setdefault(n.id, None)
+    return out
+
+
+def _exercise_vars(nb):
+    """{var: exercise} of every exercise the notebook imports from unified_rl.course.ex."""
+    found = {}
+    for tree in _code_cells(nb):
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("unified_rl.course.ex."):
+                exs = exercises_in(importlib.import_module(node.module))
+                for alias in node.names:
+                    if alias.name in exs and exs[alias.name].var:
+                        found[exs[alias.name].var] = exs[alias.name]
+    return found
+
+
+@pytest.fixture(scope="module")
+def student_course(tmp_path_factory):
+    dst = tmp_path_factory.mktemp("student")
+    student.make_student_copies(COURSE, dst)
+    return dst
+
+
+CASES = [(p.name, what) for p in sorted(COURSE.glob("*.ipynb")) for what in ("variables", "signatures")]
+
+
+@pytest.mark.parametrize("notebook,what", [
+    pytest.param(n, w, marks=pytest.mark.xfail(reason=KNOWN_BROKEN[(n, w)], strict=False))
+    if (n, w) in KNOWN_BROKEN else (n, w) for n, w in CASES], ids=[f"{n}-{w}" for n, w in CASES])
+def test_student_copy_keeps_every_exercise_variable_and_signature(student_course, notebook, what):
+    """What a check() reads is still defined in the student copy, and each function keeps its signature."""
+    src = nbformat.read(COURSE / notebook, as_version=4)
+    copy_ = nbformat.read(student_course / notebook, as_version=4)
+    assert "### BEGIN SOLUTION" not in nbformat.writes(copy_)
+    before, after = _defined(src), _defined(copy_)
+    if what == "variables":
+        exercise_vars = _exercise_vars(src)
+        missing = sorted(v for v in exercise_vars if v not in after)
+        assert not missing, f"{notebook}: the student copy never defines {missing}, which check() reads"
+    else:
+        lost = sorted(name for name, args in before.items() if args is not None and after.get(name) != args)
+        assert not lost, f"{notebook}: the student copy lost the signature of {lost}"
+
+
+def test_student_copy_has_no_instructor_guide(student_course):
+    assert not (student_course / "INSTRUCTORS.md").exists() and (COURSE / "INSTRUCTORS.md").exists()
+    assert not display.solutions_shown(cwd=student_course)

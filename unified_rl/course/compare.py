@@ -1,16 +1,40 @@
-"""How an exercise answer is compared with the expected one, and described in words when it differs."""
+"""How an exercise answer is compared with the expected one, and described in words when it differs.
 
+Values (numbers, tensors, tuples of them) are compared by `compare`; gradients by `gradients` and
+`compare_gradients`: the checker backpropagates a loss through the learner's function and through the
+reference, from inputs that require grad, and compares what reaches each input.
+"""
+
+import numpy as np
 import torch
 
 
 def short_repr(x, limit=120):
-    """repr(x), shortened; tensors printed with 4 digits."""
-    if torch.is_tensor(x):
-        with torch.no_grad():
-            r = f"tensor({x.tolist() if x.numel() <= 16 else f'<shape {tuple(x.shape)}>'})"
+    """repr(x), shortened; tensors and arrays by their values when small, else by their shape."""
+    if torch.is_tensor(x) or isinstance(x, np.ndarray):
+        values = x.detach().tolist() if torch.is_tensor(x) else x.tolist()
+        kind = "tensor" if torch.is_tensor(x) else "array"
+        r = f"{kind}({values if int(np.prod(tuple(x.shape))) <= 16 else f'<shape {tuple(x.shape)}>'})"
     else:
-        r = repr(x)
+        try:
+            r = repr(x)
+        except Exception:  # a learner's object whose repr fails
+            r = f"<{type(x).__name__}>"
     return r if len(r) <= limit else r[: limit - 3] + "..."
+
+
+def as_number(x):
+    """(float, None) for one number (Python, numpy, or a one-element tensor/array), else (None, why)."""
+    if isinstance(x, bool) or isinstance(x, np.bool_):
+        return None, f"expected a number, got {x!r}"
+    if torch.is_tensor(x) or isinstance(x, np.ndarray):
+        if np.prod(tuple(x.shape)) != 1:
+            return None, f"expected one number, got {'a tensor' if torch.is_tensor(x) else 'an array'} of shape {tuple(x.shape)}"
+        x = x.detach().reshape(()).item() if torch.is_tensor(x) else x.reshape(()).item()
+    try:
+        return float(x), None
+    except (TypeError, ValueError, OverflowError):
+        return None, f"expected a number, got {short_repr(x)}"
 
 
 def _index(flat_i, shape):
@@ -20,6 +44,23 @@ def _index(flat_i, shape):
         idx.append(flat_i % n)
         flat_i //= n
     return tuple(reversed(idx))
+
+
+def _close(g, w, *, atol, rtol, what):
+    """None if two tensors of the same shape match, else where and by how much they differ."""
+    bad_nan = (g.isnan() & ~w.isnan()).flatten()
+    if bad_nan.any():
+        i = _index(int(bad_nan.nonzero()[0]), g.shape)
+        return f"{what} is NaN at index {i} where a finite value was expected"
+    close = torch.isclose(g, w, rtol=rtol, atol=atol, equal_nan=True)
+    if not close.all():
+        i = int((~close).flatten().nonzero()[0])
+        idx = _index(i, g.shape)
+        err = (g - w).abs().nan_to_num(0).max().item()
+        at = f" at index {idx}" if idx else ""
+        return (f"{what} is {g.flatten()[i].item():.6g}{at}, expected {w.flatten()[i].item():.6g} "
+                f"(largest difference {err:.3g})")
+    return None
 
 
 def compare(got, want, *, atol, rtol, what="the result"):
@@ -42,24 +83,37 @@ def compare(got, want, *, atol, rtol, what="the result"):
         w = torch.as_tensor(want).detach().double()
         if g.shape != w.shape:
             return f"{what} has shape {tuple(g.shape)}, expected {tuple(w.shape)}"
-        bad_nan = (g.isnan() & ~w.isnan()).flatten()
-        if bad_nan.any():
-            i = _index(int(bad_nan.nonzero()[0]), g.shape)
-            return f"{what} is NaN at index {i} where a finite value was expected"
-        close = torch.isclose(g, w, rtol=rtol, atol=atol, equal_nan=True)
-        if not close.all():
-            i = int((~close).flatten().nonzero()[0])
-            idx = _index(i, g.shape)
-            err = (g - w).abs().nan_to_num(0).max().item()
-            at = f" at index {idx}" if idx else ""
-            return (f"{what} is {g.flatten()[i].item():.6g}{at}, expected {w.flatten()[i].item():.6g} "
-                    f"(largest difference {err:.3g})")
-        return None
-    return None if got == want else f"{what} is {short_repr(got, 60)}, expected something else"
+        return _close(g, w, atol=atol, rtol=rtol, what=what)
+    try:
+        same = bool(got == want)
+    except Exception:  # e.g. an array compared with a string: no single truth value
+        same = False
+    return None if same else f"{what} is {short_repr(got, 60)}, expected something else"
 
 
-def _clone(kwargs):
-    return {k: v.detach().clone().requires_grad_(v.requires_grad) if torch.is_tensor(v) else v
+def gradients(loss, inputs):
+    """{name: d loss / d input} for each tensor in `inputs` ({name: tensor}); zeros where none flows."""
+    names = list(inputs)
+    got = torch.autograd.grad(loss, [inputs[n] for n in names], allow_unused=True)
+    return {n: torch.zeros_like(inputs[n]) if g is None else g for n, g in zip(names, got)}
+
+
+def compare_gradients(got, want, *, atol, rtol):
+    """None if two {name: gradient} dicts match, else which input's gradient differs, in words."""
+    for name, w in want.items():
+        g = got[name].detach().double()
+        if not w.any() and g.any():
+            return f"a gradient reaches `{name}`, which must get none: detach it (`{name}.detach()`)"
+        msg = _close(got[name].detach().double(), w.detach().double(), atol=atol, rtol=rtol,
+                     what=f"the gradient with respect to `{name}`")
+        if msg:
+            return msg
+    return None
+
+
+def _clone(kwargs, grad=()):
+    """A fresh copy of the inputs; those named in `grad` (and those that did) require grad."""
+    return {k: v.detach().clone().requires_grad_(v.requires_grad or k in grad) if torch.is_tensor(v) else v
             for k, v in kwargs.items()}
 
 

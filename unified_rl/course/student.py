@@ -6,7 +6,9 @@ The markers are nbgrader's, each on a line of its own: in a code cell the lines 
 `### BEGIN SOLUTION` and `### END SOLUTION` become the stub `# YOUR CODE HERE` +
 `raise NotImplementedError(...)` at the marker's indentation; in a markdown cell they become
 `YOUR ANSWER HERE`. Lines between `### BEGIN HIDDEN TESTS` and `### END HIDDEN TESTS` are deleted.
-Everything else is copied as is, other files too; the source notebooks are only read.
+Everything else is copied as is, other files too, except the instructors' own (`INSTRUCTOR_ONLY`);
+the source notebooks are only read. The copy gets a flag file (`display.STUDENT_FLAG`) that turns
+`q.solution()` off there (`UNIFIED_RL_SOLUTIONS=1` turns it back on; course/INSTRUCTORS.md).
 The student copy is generated, never edited by hand (nbgrader, nbgrader.readthedocs.io).
 """
 
@@ -18,10 +20,15 @@ from pathlib import Path
 
 import nbformat
 
+from .display import STUDENT_FLAG
+
 CODE_STUB = ["# YOUR CODE HERE", 'raise NotImplementedError("YOUR CODE HERE: replace this line with your solution")']
 MARKDOWN_STUB = ["YOUR ANSWER HERE"]
 _MARKER = re.compile(r"^(\s*)#+\s*(BEGIN|END) (SOLUTION|HIDDEN TESTS)\s*$")
 _SKIP = {".ipynb_checkpoints", "__pycache__", ".git"}
+INSTRUCTOR_ONLY = {"INSTRUCTORS.md"}  # never copied into a student build
+FLAG_TEXT = ("This folder is a student copy of the course: q.solution() is turned off here.\n"
+             "Set UNIFIED_RL_SOLUTIONS=1 (or delete this file) to show solutions.\n")
 
 
 def strip_cell(source, cell_type, where="cell"):
@@ -72,16 +79,20 @@ def student_notebook(nb, name="notebook"):
 
 
 def make_student_copies(src, dst):
-    """Copy the folder src to dst, every notebook made a student copy. Returns the paths written."""
+    """Copy the folder src to dst, every notebook made a student copy, plus the flag that turns solutions off.
+
+    Returns the paths written (the flag file last)."""
     src, dst = Path(src).resolve(), Path(dst).resolve()
     if not src.is_dir():
         raise ValueError(f"source folder {src} does not exist")
     if dst == src or src in dst.parents:
         raise ValueError(f"destination {dst} must lie outside the source folder {src}")
     written = []
+    for stale in (p for p in dst.rglob("*") if p.name in INSTRUCTOR_ONLY) if dst.is_dir() else ():
+        stale.unlink()  # left by an older build: a student copy never holds the instructors' files
     for path in sorted(src.rglob("*")):
         rel = path.relative_to(src)
-        if path.is_dir() or _SKIP & set(rel.parts):
+        if path.is_dir() or _SKIP & set(rel.parts) or rel.name in INSTRUCTOR_ONLY:
             continue
         target = dst / rel
         target.parent.mkdir(parents=True, exist_ok=True)
@@ -91,7 +102,10 @@ def make_student_copies(src, dst):
         else:
             shutil.copy2(path, target)
         written.append(target)
-    return written
+    flag = dst / STUDENT_FLAG
+    flag.parent.mkdir(parents=True, exist_ok=True)
+    flag.write_text(FLAG_TEXT)
+    return written + [flag]
 
 
 def main(argv=None):
@@ -106,7 +120,8 @@ def main(argv=None):
         print(f"error: {e}", file=sys.stderr)
         return 2
     n_nb = sum(w.suffix == ".ipynb" for w in written)
-    print(f"wrote {n_nb} student notebooks and {len(written) - n_nb} other files to {args.dst}")
+    print(f"wrote {n_nb} student notebooks and {len(written) - n_nb - 1} other files to {args.dst} "
+          f"(solutions turned off there by {STUDENT_FLAG})")
     return 0
 
 

@@ -13,7 +13,7 @@ q1 = ChoiceExercise(
     {"data source": "where (q, o) come from", "reward function": "how o is scored",
      "gradient coefficient": "how hard each token's log-prob is pushed"},
     "gradient coefficient", var="grpo_differs_in", title="Q1: GRPO vs online RFT",
-    hint="Look at the rows of online-rft and grpo in the table: which column differs?",
+    hint="Look at the rows of `online-rft` and `grpo` in the table: which column differs?",
     why={"data source": "both sample the current policy (`PolicySamples`)",
          "reward function": "both score a sample with the same rule (`RuleReward`)"},
     wrong=["data source", "reward function"],
@@ -31,8 +31,8 @@ def _surrogate_grad_first_token():
 q2 = ValueExercise(
     _surrogate_grad_first_token, atol=1e-6, var="d_loss_d_logp",
     title="Q2: predict d(surrogate)/d logp[0, 0]",
-    hint=["The surrogate is -(1/B) sum_i (1/|o_i|) sum_t GC * logp[i, t]; differentiate it with respect to one entry.",
-          "B = 2, |o_0| = 4 and GC = 1: the derivative is -GC / (B |o_0|)."],
+    hint=["The surrogate is `-(1/B) sum_i (1/|o_i|) sum_t GC * logp[i, t]`; differentiate it with respect to one entry.",
+          "`B = 2`, `|o_0| = 4` and `GC = 1`: the derivative is `-GC / (B |o_0|)`."],
     solution="```python\nd_loss_d_logp = -1 / (2 * 4)   # -GC / (B |o_0|) = -0.125\n```",
     wrong=[-0.25, -1 / 12, 0.125],  # no batch mean; one mean over all 12 tokens; the sign of J, not of the loss
 )
@@ -44,16 +44,28 @@ def _surrogate_solution(logp, coef, mask):
     return -per_seq.mean()
 
 
-def _token_mean(logp, coef, mask):
-    return -(coef * logp * mask).sum() / mask.sum()
+def _no_detach(logp, coef, mask):  # same value, but autograd also differentiates the coefficient
+    return -((coef * logp * mask).sum(-1) / mask.sum(-1)).mean()
 
 
-def _no_minus(logp, coef, mask):
-    return ((coef * logp * mask).sum(-1) / mask.sum(-1)).mean()
+def _token_mean(logp, coef, mask):  # one mean over all tokens: per token, not per sequence
+    return -(coef.detach() * logp * mask).sum() / mask.sum()
 
 
-def _no_mask(logp, coef, mask):
-    return -((coef * logp).sum(-1) / mask.sum(-1)).mean()
+def _no_minus(logp, coef, mask):  # J itself, not the loss to minimise: the wrong sign
+    return ((coef.detach() * logp * mask).sum(-1) / mask.sum(-1)).mean()
+
+
+def _no_mask(logp, coef, mask):  # prompt and padding tokens counted
+    return -((coef.detach() * logp).sum(-1) / mask.sum(-1)).mean()
+
+
+def _batch_sum(logp, coef, mask):  # a sum over the batch instead of its mean
+    return -((coef.detach() * logp * mask).sum(-1) / mask.sum(-1)).sum()
+
+
+def _no_length_norm(logp, coef, mask):  # no 1/|o|: long responses weigh more
+    return -(coef.detach() * logp * mask).sum(-1).mean()
 
 
 def _random_batch(gen):
@@ -81,9 +93,10 @@ q3 = FunctionExercise(
     },
     random_inputs=_random_batch, atol=1e-9,
     var="my_surrogate_loss", title="Q3: write the eq-5 surrogate",
-    hint=["Per response: sum GC * logp over its tokens (mask!) and divide by its length |o_i|; "
+    hint=["Per response: sum `coef * logp` over its tokens (times `mask`) and divide by its length `mask.sum(-1)`; "
           "then average over the batch and negate (it is a loss to minimise).",
-          "Detach the coefficient (`coef.detach()`): GC is a weight, not something to differentiate."],
+          "Detach the coefficient (`coef.detach()`): GC is a weight, not something to differentiate. "
+          "The checker backpropagates your loss and looks at the gradient that reaches `coef`."],
     solution_value=_surrogate_solution,
-    wrong=[_token_mean, _no_minus, _no_mask],
+    wrong=[_no_detach, _token_mean, _no_minus, _no_mask, _batch_sum, _no_length_norm],
 )

@@ -16,8 +16,10 @@ n1, n2, gc = sympy.symbols("n1 n2 GC", positive=True)
 q1 = ExpressionExercise(
     lambda: sympy.solve(sympy.Eq(gc / (2 * n1), 1 / (n1 + n2)), gc)[0],
     var="token_mean_gc", title="Q1: the GC hidden in a token mean",
-    hint=["Differentiate the token mean with respect to one log-prob of response 1: every token has the same weight.",
-          "Eq 5 on a batch of B = 2 gives that token the weight GC / (2 n1). Set the two equal and solve for GC."],
+    hint=["Differentiate the token mean with respect to one log-prob of response 1: every token has the same "
+          "weight, `1 / (n1 + n2)`.",
+          "Eq 5 on a batch of `B = 2` gives that token the weight `GC / (2 * n1)`. Set the two equal and solve "
+          "for `GC` (`sympy.solve`)."],
     solution="```python\ntoken_mean_gc = 2 * n1 / (n1 + n2)\n```",
     wrong=[n1 / (n1 + n2),        # forgot the batch mean over B = 2
            sympy.Integer(1),       # eq 6's own GC
@@ -43,6 +45,18 @@ def _no_mask(logp, mask):
     return (logp.sum(-1) / mask.sum(-1)).mean()
 
 
+def _batch_sum(logp, mask):  # a sum over the responses instead of their mean
+    return ((logp * mask).sum(-1) / mask.sum(-1)).sum()
+
+
+def _negated(logp, mask):  # the loss, not the objective: the wrong sign
+    return -((logp * mask).sum(-1) / mask.sum(-1)).mean()
+
+
+def _detached(logp, mask):  # the right number, but no gradient reaches logp: nothing would train
+    return ((logp.detach() * mask).sum(-1) / mask.sum(-1)).mean()
+
+
 def _random_batch(gen):
     B, T = int(torch.randint(1, 5, (), generator=gen)), int(torch.randint(4, 9, (), generator=gen))
     start = torch.randint(0, 3, (B,), generator=gen)  # prompt tokens before each response
@@ -60,10 +74,12 @@ q2 = FunctionExercise(
                                            "mask": torch.tensor([[0.0, 1.0, 1.0]])}},
     random_inputs=_random_batch, atol=1e-9,
     var="my_sft_objective", title="Q2: write the SFT objective (eq 6)",
-    hint=["For each response: the sum of its tokens' log-probs (use the mask) divided by its length |o|.",
-          "Then average over the responses of the batch. It is an objective: no minus sign."],
+    hint=["For each response: the sum of its tokens' log-probs (`(logp * mask).sum(-1)`) divided by its "
+          "length `|o|` (`mask.sum(-1)`).",
+          "Then average over the responses of the batch. It is an objective: no minus sign. The checker also "
+          "compares the gradient that reaches `logp`."],
     solution_value=_sft_solution,
-    wrong=[_token_mean, _no_length_norm, _no_mask],
+    wrong=[_token_mean, _no_length_norm, _no_mask, _batch_sum, _negated, _detached],
 )
 
 
@@ -84,8 +100,8 @@ def _weight_ratio():
 q3 = ValueExercise(
     _weight_ratio, atol=1e-6, var="short_over_long",
     title="Q3: predict the per-token weight ratio, short over long",
-    hint=["Under eq 6 every response has the same total weight, spread over its |o| tokens.",
-          "|o| counts the response's characters plus the closing <eos> token."],
+    hint=["Under eq 6 every response has the same total weight, spread over its `|o|` tokens.",
+          "`|o|` counts the response's characters plus the closing `<eos>` token."],
     solution="```python\nshort_over_long = 13 / 8   # |o| = 12 + 1 for the long response, 7 + 1 for the short one\n```",
     wrong=[1.0, 12 / 7, 8 / 13],  # token mean; forgot <eos>; inverted
 )

@@ -8,6 +8,7 @@ import torch
 
 from unified_rl import coefficients
 from unified_rl.course.exercises import ChoiceExercise, ExpressionExercise, FunctionExercise, SignExercise
+from unified_rl.course.gradcheck import surrogate_without_detach
 
 # q1 (derivation): eq 8 for one sample of three tokens; GC = |o| dJ/d ell_t.
 I = sympy.Symbol("I", nonnegative=True)
@@ -15,8 +16,8 @@ ell = sympy.symbols("ell_1:4", real=True)
 q1 = ExpressionExercise(
     lambda: 3 * sympy.diff(I * sum(ell) / 3, ell[1]),
     var="rft_gc", title="Q1: derive the RFT coefficient",
-    hint=["Write J = I * (ell_1 + ell_2 + ell_3) / 3 and differentiate with respect to ell_2 (sympy.diff).",
-          "GC is |o| times that derivative, with |o| = 3."],
+    hint=["Write `J = I * (ell_1 + ell_2 + ell_3) / 3` and differentiate with respect to `ell_2` (`sympy.diff`).",
+          "GC is `|o|` times that derivative, with `|o| = 3`."],
     solution="```python\nJ = I * (ell_1 + ell_2 + ell_3) / 3\nrft_gc = 3 * sympy.diff(J, ell_2)   # = I\n```",
     wrong=[I / 3,                 # forgot the factor |o|
            sympy.Integer(1),      # SFT's coefficient: the filter is lost
@@ -41,6 +42,19 @@ def _sft_instead(correct, mask):
     return mask.clone()
 
 
+def _negative_on_wrong(correct, mask):  # pushes wrong samples down: not RFT's filter
+    return (2 * correct[:, None].to(mask.dtype) - 1) * mask
+
+
+def _last_token_only(correct, mask):  # I(o) on one token instead of every token of the sequence
+    last = mask * (mask.cumsum(-1) == mask.sum(-1, keepdim=True))
+    return correct[:, None].to(mask.dtype) * last
+
+
+def _divided_by_length(correct, mask):  # 1/|o| twice: eq 5 divides by |o| already
+    return correct[:, None].to(mask.dtype) * mask / mask.sum(-1, keepdim=True)
+
+
 def _random_batch(gen):
     B, T = int(torch.randint(1, 7, (), generator=gen)), int(torch.randint(4, 9, (), generator=gen))
     start = torch.randint(0, 3, (B,), generator=gen)
@@ -57,16 +71,18 @@ q2 = FunctionExercise(
                                           "mask": torch.tensor([[0.0, 1.0, 1.0], [0.0, 0.0, 1.0]])},
            "all wrong": {"correct": torch.zeros(3), "mask": torch.ones(3, 2)}},
     random_inputs=_random_batch, detached=True,
+    loss=surrogate_without_detach((None, None, "mask")),  # the gradient eq 5 gives a policy's log-probs
     var="my_rft_coefficient", title="Q2: write the RFT coefficient (eq 10)",
-    hint=["GC is I(o) on every response token of a sample: broadcast `correct` (B,) over the tokens (B, T).",
-          "Multiply by the mask: prompt and padding get 0, never I(o)."],
+    hint=["GC is `I(o)` on every response token of a sample: broadcast `correct` `(B,)` over the tokens "
+          "`(B, T)` with `correct[:, None]`.",
+          "Multiply by the mask: prompt and padding get 0, never `I(o)`."],
     solution_value=_rft_solution,
-    wrong=[_forgets_mask, _keeps_wrong, _sft_instead],
+    wrong=[_forgets_mask, _keeps_wrong, _sft_instead, _negative_on_wrong, _last_token_only, _divided_by_length],
 )
 
 # q3 (prediction): the push RFT gives to a token of a wrong sample.
 q3 = SignExercise(0, var="wrong_sample_sign", title="Q3: sign of GC on a wrong sample",
-                  hint="Eq 10: I(o) for an incorrect answer.", wrong=[-1, 1])
+                  hint="Eq 10: `I(o)` for an incorrect answer.", wrong=[-1, 1])
 
 # q4 (prediction): what happens to the share of surviving samples while RFT trains.
 q4 = ChoiceExercise(

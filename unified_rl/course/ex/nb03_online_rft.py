@@ -16,8 +16,9 @@ _p = 1 / (1 + sympy.exp(-theta))
 q1 = ExpressionExercise(
     lambda: sympy.diff(_p, theta),
     var="expected_online_grad", title="Q1: what eq 11 estimates, on a two-outcome policy",
-    hint=["Two outcomes: right with probability p, wrong with probability 1 - p; I(o) is 1 and 0.",
-          "E[I(o) d log pi(o)/dtheta] = p * d(log p)/dtheta + (1 - p) * 0. Compare with dp/dtheta."],
+    hint=["Two outcomes: right with probability `p`, wrong with probability `1 - p`; `I(o)` is 1 and 0.",
+          "`E[I(o) d log pi(o)/dtheta] = p * d(log p)/dtheta + (1 - p) * 0`: write it with `sympy.diff` and "
+          "`sympy.log`."],
     solution="```python\np = 1 / (1 + sympy.exp(-theta))\nexpected_online_grad = p * sympy.diff(sympy.log(p), theta)   # = dp/dtheta\n```",
     wrong=[_p,                      # the accuracy itself, not its gradient
            1 - _p,                  # d log p / dtheta: the right answer's log-likelihood gradient, unweighted
@@ -44,6 +45,18 @@ def _keeps_wrong(logp, correct, mask):
     return (((1 - correct)[:, None] * logp * mask).sum(-1) / mask.sum(-1)).mean()
 
 
+def _token_mean(logp, correct, mask):  # one mean over all tokens: per token, not per sequence
+    return (correct[:, None] * logp * mask).sum() / mask.sum()
+
+
+def _batch_sum(logp, correct, mask):  # a sum over the samples instead of their mean
+    return ((correct[:, None] * logp * mask).sum(-1) / mask.sum(-1)).sum()
+
+
+def _detached(logp, correct, mask):  # the right number, but no gradient reaches logp
+    return ((correct[:, None] * logp.detach() * mask).sum(-1) / mask.sum(-1)).mean()
+
+
 def _random_batch(gen):
     B, T = int(torch.randint(2, 7, (), generator=gen)), int(torch.randint(4, 9, (), generator=gen))
     start = torch.randint(0, 3, (B,), generator=gen)
@@ -64,10 +77,12 @@ q2 = FunctionExercise(
                                         "mask": torch.tensor([[1.0, 1.0, 1.0], [1.0, 1.0, 0.0], [1.0, 0.0, 0.0]])}},
     random_inputs=_random_batch, atol=1e-9,
     var="my_online_rft_objective", title="Q2: write the online RFT objective",
-    hint=["Per sample: I(o) times the mean log-prob of its response tokens; then the mean over all samples.",
-          "Wrong samples still count in the batch mean (with 0): dividing by the number of survivors changes the scale."],
+    hint=["Per sample: `I(o)` (`correct[:, None]`) times the mean log-prob of its response tokens; then the "
+          "mean over all samples.",
+          "Wrong samples still count in the batch mean (with 0): dividing by the number of survivors changes "
+          "the scale. The checker also compares the gradient that reaches `logp`."],
     solution_value=_solution,
-    wrong=[_no_filter, _only_survivors_averaged, _keeps_wrong],
+    wrong=[_no_filter, _only_survivors_averaged, _keeps_wrong, _token_mean, _batch_sum, _detached],
 )
 
 # q3 (prediction): where the survival rate can change during training.

@@ -28,9 +28,9 @@ def _q1_objective():
 q1 = ExpressionExercise(
     lambda: 2 * sympy.diff(_q1_objective(), l1),
     var="gc_rejected_token", title="Q1: the coefficient of a rejected token",
-    hint=["Write J = log(sigmoid(beta*x_plus - beta*(l1 + l2)/2)) with sympy, differentiate with respect "
-          "to l1, and multiply by |o-| = 2 (eq 5 divides by |o|, so GC = |o| dJ/dl).",
-          "d/dz log sigmoid(z) = sigmoid(-z); the inner derivative of -beta*(l1 + l2)/2 is -beta/2."],
+    hint=["Write `J = sympy.log(1 / (1 + sympy.exp(-(beta*x_plus - beta*(l1 + l2)/2))))`, differentiate with "
+          "respect to `l1`, and multiply by `|o-| = 2` (eq 5 divides by `|o|`, so `GC = |o| dJ/dl`).",
+          "`d/dz log sigmoid(z) = sigmoid(-z)`; the inner derivative of `-beta*(l1 + l2)/2` is `-beta/2`."],
     solution=("```python\nJ = sympy.log(1 / (1 + sympy.exp(-(beta * x_plus - beta * (l1 + l2) / 2))))\n"
               "gc_rejected_token = 2 * sympy.diff(J, l1)\n"
               "# = -beta * sigmoid(beta*x_minus - beta*x_plus), x_minus = (l1 + l2)/2: eq 14 with its beta\n```"),
@@ -72,6 +72,21 @@ def _same_sign(logp_chosen, logp_ref_chosen, mask_chosen, logp_rejected, logp_re
     return c_pos, c_pos.abs().amax(-1, keepdim=True) * mask_rejected
 
 
+def _not_detached(logp_chosen, logp_ref_chosen, mask_chosen, logp_rejected, logp_ref_rejected, mask_rejected,
+                  beta):
+    """The right numbers, but the coefficient keeps its graph: autograd would differentiate the sigmoid too."""
+    x_c = ((logp_chosen - logp_ref_chosen) * mask_chosen).sum(-1) / mask_chosen.sum(-1)
+    x_r = ((logp_rejected - logp_ref_rejected) * mask_rejected).sum(-1) / mask_rejected.sum(-1)
+    c = beta * torch.sigmoid(beta * x_r - beta * x_c)
+    return c[:, None] * mask_chosen, -c[:, None] * mask_rejected
+
+
+def _per_token(logp_chosen, logp_ref_chosen, mask_chosen, logp_rejected, logp_ref_rejected, mask_rejected, beta):
+    """Eq 14's per-token argument (position t of o+ against position t of o-), with the beta restored."""
+    c = beta * torch.sigmoid(beta * (logp_rejected - logp_ref_rejected) - beta * (logp_chosen - logp_ref_chosen))
+    return (c * mask_chosen).detach(), (-c * mask_rejected).detach()
+
+
 def _pair(gen, B=3, T=6, beta=0.5, scale=1.0):
     lens = torch.randint(1, T + 1, (2, B), generator=gen)
     masks = [(torch.arange(T)[None] < n[:, None]).float() for n in lens]  # (B, T) each, ragged
@@ -98,11 +113,12 @@ q2 = FunctionExercise(
     },
     random_inputs=lambda gen: _pair(gen, beta=float(torch.rand((), generator=gen)) * 2 + 0.05),
     detached=True, var="my_dpo_coef", title="Q2: implement the exact DPO coefficient",
-    hint=["x = (1/|o|) sum_t (logp - logp_ref) over the response tokens, for chosen and rejected; "
-          "c = beta * sigmoid(beta * x_rejected - beta * x_chosen), one number per pair.",
-          "Return (c on every chosen token, -c on every rejected token), 0 off the masks, detached."],
+    hint=["`x = ((logp - logp_ref) * mask).sum(-1) / mask.sum(-1)` for chosen and rejected; "
+          "`c = beta * torch.sigmoid(beta * x_rejected - beta * x_chosen)`, one number per pair.",
+          "Return `(c[:, None] * mask_chosen, -c[:, None] * mask_rejected)`, detached: the checker feeds log-probs "
+          "that require grad and backpropagates eq 5's surrogate through your coefficient."],
     solution_value=_dpo_solution,
-    wrong=[_printed, _summed, _same_sign],
+    wrong=[_printed, _summed, _same_sign, _not_detached, _per_token],
 )
 
 # q3 (predict, then run): how much push does a well-ranked pair still get? beta = 0.5, margin 4.
@@ -118,7 +134,7 @@ def _saturated_gc():
 q3 = ValueExercise(
     _saturated_gc, atol=0.005, var="predicted_gc",
     title="Q3: predict the coefficient of a pair with margin x+ - x- = 4 at beta = 0.5",
-    hint=["c = beta * sigmoid(-beta * margin) = 0.5 * sigmoid(-2).", "sigmoid(-2) = 1 / (1 + e^2) ≈ 0.119."],
+    hint=["`c = beta * sigmoid(-beta * margin) = 0.5 * sigmoid(-2)`.", "`sigmoid(-2) = 1 / (1 + e^2) ≈ 0.119`."],
     wrong=[0.5, 0.25, 0.119, 0.0],  # no saturation; sigmoid(0) * beta; eq 14 as printed; fully saturated
 )
 

@@ -1,0 +1,139 @@
+"""The base of every exercise: `check()`, `hint()`, `solution()`, and the Verdict `check()` returns.
+
+Subclasses (in `exercises` and `gradcheck`) implement `_check(answer)`, raising `Wrong` with a
+message for the learner, or `NotAttempted` for a stub.
+"""
+
+import inspect
+
+from . import display
+from .compare import short_repr
+
+_MISSING = object()
+CORRECT, WRONG, NOT_ATTEMPTED = "correct", "wrong", "not attempted"
+_COLOUR = {CORRECT: "#1a7f37", WRONG: "#cf222e", NOT_ATTEMPTED: "#9a6700"}
+
+
+class Wrong(Exception):
+    """Raised inside a checker: the answer is wrong, the message says how."""
+
+
+class NotAttempted(Exception):
+    """Raised inside a checker: the answer is still the stub."""
+
+
+class Verdict:
+    """What `check()` returns: true when correct; shows nothing as a cell's value (the verdict is shown)."""
+
+    def __init__(self, status, message):
+        self.status, self.message = status, message
+
+    @property
+    def correct(self):
+        return self.status == CORRECT
+
+    def __bool__(self):
+        return self.correct
+
+    def __eq__(self, other):
+        return self.correct == other if isinstance(other, bool) else NotImplemented
+
+    __hash__ = None
+
+    def __repr__(self):
+        return f"<{self.status}: {self.message}>"
+
+    def _ipython_display_(self):
+        pass  # already shown by check(): echoing "True" under it would say nothing new
+
+
+class Exercise:
+    """One question: `check()`, `hint()`, `solution()`. Subclasses implement `_check(answer)`."""
+
+    kind = "answer"
+
+    def __init__(self, *, var=None, title="", hint=(), solution=None, solution_value=_MISSING, wrong=()):
+        self.var = var  # the notebook variable check() reads when called without an argument
+        self.title = title
+        self.hints = [hint] if isinstance(hint, str) else list(hint)
+        self._solution_text = solution
+        self._solution_value = solution_value
+        self.wrong = list(wrong)  # plausible wrong answers, for the checker's own tests
+        self.name = None  # the attribute name in its module, set by exercises_in()
+        self.last_status = self.last_message = self.last_crash = None
+
+    @property
+    def solution_value(self):
+        """The correct answer (for a function exercise: a sample solution)."""
+        if self._solution_value is _MISSING:
+            raise ValueError(f"exercise {self.label} has no solution_value")
+        return self._solution_value
+
+    @property
+    def stub(self):
+        """What the learner's answer is before they attempt it."""
+        return None
+
+    @property
+    def label(self):
+        return self.title or self.name or self.var or type(self).__name__
+
+    def check(self, answer=_MISSING):
+        """Check `answer` (default: the notebook variable `var`); show the verdict; return a Verdict."""
+        if answer is _MISSING:
+            if self.var is None:
+                raise ValueError(f"{self.label} declares no variable to read: call check(answer)")
+            frame = inspect.currentframe().f_back
+            answer = frame.f_locals.get(self.var, frame.f_globals.get(self.var, _MISSING))
+        self.last_crash = None
+        try:
+            if answer is _MISSING:
+                raise NotAttempted(f"define `{self.var}` in the cell above, run it, then run this check again")
+            if answer is None or answer is Ellipsis:
+                raise NotAttempted(f"replace the placeholder with your {self.kind}")
+            self._check(answer)
+            status, msg = CORRECT, "Correct"
+        except NotAttempted as e:
+            status, msg = NOT_ATTEMPTED, f"Not attempted yet: {e}"
+        except NotImplementedError:
+            status, msg = NOT_ATTEMPTED, "Not attempted yet: your code still raises NotImplementedError"
+        except Wrong as e:
+            status, msg = WRONG, f"Incorrect: {e}"
+        except Exception as e:  # an answer the checker cannot read: say so, never crash the notebook
+            self.last_crash = e
+            status, msg = WRONG, f"Incorrect: could not check {short_repr(answer, 60)} ({type(e).__name__}: {e})"
+        self.last_status, self.last_message = status, msg
+        head = f"{self.title}: " if self.title else ""
+        display.show_verdict(f"{head}{msg}", _COLOUR[status])
+        return Verdict(status, msg)
+
+    def hint(self, n=1):
+        """Show hint number n (1-based)."""
+        if not self.hints:
+            display.show_markdown("_No hint for this one: reread the derivation above._", "No hint for this one.")
+            return
+        n = min(max(int(n), 1), len(self.hints))
+        more = f" (more: `hint({n + 1})`)" if n < len(self.hints) else ""
+        display.show_markdown(f"**Hint {n}/{len(self.hints)}**{more}: {display.markdown_text(self.hints[n - 1])}",
+                              f"Hint {n}/{len(self.hints)}: {self.hints[n - 1]}")
+
+    def solution(self):
+        """Show the solution (its text if given, else the source or value of `solution_value`), if shown here."""
+        if not display.solutions_shown():
+            display.show_markdown("_Solutions are turned off in this copy of the course. `hint()` still helps._",
+                                  "Solutions are turned off in this copy of the course. hint() still helps.")
+            return
+        text = self._solution_text
+        if text is None:
+            v = self.solution_value
+            text = inspect.getsource(v) if callable(v) else repr(v)
+            if callable(v) and self.var:  # show it under the name the notebook uses
+                text = text.replace(f"def {v.__name__}(", f"def {self.var}(", 1)
+            text = f"```python\n{text.rstrip()}\n```"
+        display.show_markdown(f"**Solution**:\n\n{text}", f"Solution:\n{text}")
+
+    def _check(self, answer):
+        raise NotImplementedError  # pragma: no cover
+
+    def __repr__(self):
+        return f"<{type(self).__name__} {self.label}>"

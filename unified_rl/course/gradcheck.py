@@ -1,0 +1,150 @@
+"""Function exercises, checked by value and by gradient against the package's own function.
+
+A coefficient is a weight, not something to differentiate: eq 5's surrogate multiplies it by logp
+and backpropagates into logp only. So a coefficient exercise makes the policy's log-probs require
+grad, runs the learner's function and the reference on them, and backpropagates eq 5's surrogate
+*without* its detach through both: a coefficient that still carries a gradient changes what reaches
+logp and is rejected, even where its values are right. An objective or a surrogate (a scalar) is
+backpropagated as it is, into logp and into `coef`, which must receive nothing.
+
+Which inputs require grad is read from the reference's signature (`logp`, `logp_chosen`, ...; never
+`logp_ref` or `logp_old`, which no gradient should reach) unless `grad=` names them.
+"""
+
+import inspect
+
+import torch
+
+from .base import _MISSING, Exercise, Wrong
+from .compare import _clone, _describe, _flat, compare, compare_gradients, gradients, short_repr
+
+_NOT_POLICY = ("logp_ref", "logp_old")
+
+
+def _stub_function(*args, **kwargs):
+    """The stub of a function exercise."""
+    # YOUR CODE HERE
+    raise NotImplementedError()
+
+
+def surrogate_without_detach(*pairs):
+    """loss(result, inputs): eq 5's surrogate summed over (output index, logp name, mask name) pairs,
+    with the coefficient NOT detached. logp name None: a fixed log-prob tensor `_logp` of the mask's shape."""
+    pairs = pairs or ((None, "logp", "mask"),)
+
+    def loss(result, inputs):
+        total = 0.0
+        for index, logp, mask in pairs:
+            coef, m = (result if index is None else result[index]), inputs[mask]
+            if logp is None or not torch.is_tensor(inputs.get(logp)):  # no log-probs among the inputs
+                logp = f"_logp{'' if index is None else index}"
+                inputs[logp] = -torch.linspace(0.1, 3.0, m.numel(), dtype=m.dtype).view_as(m).requires_grad_()
+            total = total - ((coef * inputs[logp] * m).sum(-1) / m.sum(-1)).mean()
+        return total
+    return loss
+
+
+def _policy_inputs(reference):
+    """The reference's arguments that are the policy's log-probs, and the mask paired with each."""
+    params = inspect.signature(reference).parameters
+    logps = [p for p in params if p == "logp" or p.startswith("logp_") and not p.startswith(_NOT_POLICY)]
+    return logps, [(None if len(logps) == 1 else i, lp, "mask" + lp[4:]) for i, lp in enumerate(logps)
+                   if "mask" + lp[4:] in params]
+
+
+def leaky(fn, through=("logp",)):
+    """fn with a gradient leak that leaves its values unchanged: what a forgotten `.detach()` does."""
+    def leaky_fn(**kw):
+        out = fn(**kw)
+        s = sum(kw[n].sum() for n in through if torch.is_tensor(kw.get(n)) and kw[n].requires_grad)
+        leak = s - s.detach() if torch.is_tensor(s) else 0.0  # value 0, gradient 1
+        return tuple(o + leak for o in out) if isinstance(out, tuple) else out + leak
+    leaky_fn.__name__ = f"leaky_{getattr(fn, '__name__', 'fn')}"
+    return leaky_fn
+
+
+class FunctionExercise(Exercise):
+    """A function, run on named edge cases and random inputs and compared with a reference function.
+
+    cases: {name: kwargs or callable(generator) -> kwargs}; random_inputs: callable(generator) ->
+    kwargs, called n_random times. Outputs (tensors, numbers or tuples of them) must match the
+    reference within atol/rtol, and the learner's function must not modify its inputs.
+    detached=True (a coefficient): the result must carry no gradient, and the gradient of eq 5's
+    surrogate without detach (`loss`, default `surrogate_without_detach` over the policy's log-probs)
+    must match the reference's. A reference from `objectives` or `paradigm` (a scalar) is compared by
+    its gradient too. `grad`: the inputs made to require grad (default: read off the signature).
+    """
+
+    kind = "function"
+
+    def __init__(self, reference, cases=None, *, random_inputs=None, n_random=5, atol=1e-5, rtol=1e-5,
+                 detached=False, seed=0, grad=_MISSING, loss=_MISSING, **kw):
+        if not cases and random_inputs is None:
+            raise ValueError("a FunctionExercise needs cases or random_inputs to test on")
+        super().__init__(**kw)
+        self.reference, self.cases, self.random_inputs = reference, dict(cases or {}), random_inputs
+        self.n_random, self.atol, self.rtol, self.detached, self.seed = n_random, atol, rtol, detached, seed
+        logps, pairs = _policy_inputs(reference)
+        scalar = getattr(reference, "__module__", "").split(".")[1:2] in (["objectives"], ["paradigm"])
+        if grad is _MISSING:
+            params = inspect.signature(reference).parameters
+            grad = tuple(logps) + (("coef",) if scalar and "coef" in params else ()) if (detached or scalar) else ()
+        if loss is _MISSING:
+            loss = surrogate_without_detach(*pairs) if detached and pairs else None
+        self.grad, self.loss = tuple(grad), loss
+
+    @property
+    def stub(self):
+        return _stub_function
+
+    @property
+    def checks_gradient(self):
+        return bool(self.grad) or self.loss is not None
+
+    def _inputs(self):
+        gen = torch.Generator().manual_seed(self.seed)
+        for name, make in self.cases.items():
+            yield f"case '{name}'", make(gen) if callable(make) else make
+        for i in range(self.n_random if self.random_inputs else 0):
+            yield f"random input #{i + 1}", self.random_inputs(gen)
+
+    def _gradients(self, result, inputs):
+        loss = result if self.loss is None else self.loss(result, inputs)
+        wrt = {n: inputs[n] for n in list(self.grad) + [k for k in inputs if k.startswith("_logp")]
+               if torch.is_tensor(inputs.get(n)) and inputs[n].requires_grad}
+        if not torch.is_tensor(loss) or loss.dim() != 0:
+            raise Wrong(f"expected one number (a scalar tensor), got {short_repr(loss, 60)}")
+        if not loss.requires_grad:
+            return {n: torch.zeros_like(t) for n, t in wrt.items()}
+        return gradients(loss, wrt)
+
+    def _check(self, answer):
+        if not callable(answer):
+            raise Wrong(f"expected a function, got {short_repr(answer)}")
+        for where, kwargs in self._inputs():
+            ref_in = _clone(kwargs, self.grad)
+            want = self.reference(**ref_in)
+            given = _clone(kwargs, self.grad)
+            try:
+                got = answer(**given)
+            except NotImplementedError:
+                raise
+            except Exception as e:  # the learner's bug, reported rather than raised
+                raise Wrong(f"on {where} ({_describe(kwargs)}) it raised {type(e).__name__}: {e}") from None
+            for k, v in kwargs.items():
+                if compare(given[k], v, atol=0, rtol=0) is not None:
+                    raise Wrong(f"it modifies its input `{k}` in place; compute a new tensor instead")
+            msg = compare(got, want, atol=self.atol, rtol=self.rtol)
+            if msg:
+                raise Wrong(f"on {where} ({_describe(kwargs)}): {msg}")
+            if self.detached and any(torch.is_tensor(t) and t.requires_grad for t in _flat(got)):
+                raise Wrong(f"on {where}: the result still carries a gradient. A coefficient is a weight, not "
+                            "something to differentiate: return it detached (`.detach()`)")
+            if self.checks_gradient:
+                msg = compare_gradients(self._gradients(got, given), self._gradients(want, ref_in),
+                                        atol=self.atol, rtol=self.rtol)
+                if msg and self.detached:
+                    msg += (". Backpropagating eq 5's surrogate through your coefficient reaches the log-probs "
+                            "by another path: return it detached (`.detach()`)")
+                if msg:
+                    raise Wrong(f"on {where}: the values are right but {msg}")

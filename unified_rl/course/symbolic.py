@@ -1,0 +1,133 @@
+"""How a learner's sympy expression is compared with the expected one: numbers first, algebra bounded.
+
+The two expressions are evaluated at random points (30 significant digits, any exponent, so a huge
+power neither overflows nor hangs); a point where they differ decides at once, with a message that
+says how (a flipped sign, a constant factor, which point). Only when no point can be evaluated does
+sympy's `simplify` run, under a time limit, so that no answer can hang a notebook.
+"""
+
+import contextlib
+import math
+import signal
+import threading
+
+import numpy as np
+import sympy
+import torch
+
+from .compare import short_repr
+
+TIME_LIMIT_S = 5.0
+MAX_OPS = 20_000  # larger expressions are refused before anything else runs
+_DIGITS = 30
+
+
+class TooSlow(Exception):
+    """The comparison ran past its time limit."""
+
+
+@contextlib.contextmanager
+def time_limit(seconds):
+    """Raise TooSlow inside the block after `seconds` (main thread, POSIX); elsewhere no limit."""
+    if threading.current_thread() is not threading.main_thread() or not hasattr(signal, "setitimer"):
+        yield
+        return
+
+    def _alarm(signum, frame):
+        raise TooSlow()
+
+    old_handler = signal.signal(signal.SIGALRM, _alarm)
+    old_delay, _ = signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, old_handler)
+        if old_delay:  # someone else's timer (e.g. a test timeout) was running: give it back
+            signal.setitimer(signal.ITIMER_REAL, max(old_delay - seconds, 1e-3))
+
+
+def read_expression(answer, want):
+    """The learner's answer as a sympy expression over the expected one's symbols; ValueError says why not."""
+    names = {s.name: s for s in want.free_symbols}
+    if torch.is_tensor(answer) or isinstance(answer, np.ndarray):
+        if int(np.prod(tuple(answer.shape))) != 1:
+            raise ValueError(f"expected one sympy expression, got {short_repr(answer)}")
+        answer = answer.reshape(()).tolist()
+    try:
+        got = sympy.sympify(answer, locals=names) if isinstance(answer, str) else sympy.sympify(answer)
+    except (sympy.SympifyError, TypeError, SyntaxError, ValueError, AttributeError):
+        raise ValueError(f"could not read {short_repr(answer)} as a sympy expression") from None
+    if isinstance(got, sympy.core.relational.Relational):
+        raise ValueError("give the expression itself, not an equation")
+    if not isinstance(got, sympy.Expr):
+        raise ValueError(f"expected one sympy expression, got {type(answer).__name__}")
+    # Match symbols by name: the learner's Symbol('beta') may lack the assumptions of ours.
+    return got.subs({s: names[s.name] for s in got.free_symbols if s.name in names}, simultaneous=True)
+
+
+def _number(expr, point):
+    """expr at `point` as a sympy number, or None where it is not a finite number there."""
+    v = expr.evalf(_DIGITS, subs=point)
+    if not v.is_number or v.has(sympy.nan, sympy.zoo, sympy.oo, -sympy.oo):
+        return None
+    return v
+
+
+def _fmt(v):
+    re_ = sympy.re(v)
+    try:
+        f = float(re_)
+    except (OverflowError, TypeError):
+        f = float("inf")
+    return f"{f:.6g}" if math.isfinite(f) else str(sympy.N(re_, 6))
+
+
+def _differs_by(got, want, n_points, seed):
+    """Compare at random points: None if equal at all, a message if not, "unknown" if none evaluates."""
+    symbols = sorted(want.free_symbols | got.free_symbols, key=lambda s: s.name)
+    gen = torch.Generator().manual_seed(seed)
+    ratios, first, evaluated = [], "", 0
+    for _ in range(n_points):
+        # positive points in a moderate range: logs, roots and sigmoids are all defined there
+        point = {s: sympy.Float(0.3 + 1.4 * torch.rand((), generator=gen).item()) for s in symbols}
+        g, w = _number(got, point), _number(want, point)
+        if g is None or w is None:
+            continue
+        evaluated += 1
+        scale = sympy.Max(abs(g), abs(w))
+        if bool(abs(g - w) <= sympy.Float("1e-9") * scale + sympy.Float("1e-12")):
+            continue
+        ratios.append(g / w if w != 0 else None)
+        at = ", ".join(f"{s.name}={float(v):.3g}" for s, v in point.items())
+        first = first or f"at {at} yours gives {_fmt(g)}, the expected expression {_fmt(w)}"
+    if not evaluated:
+        return "unknown"
+    if not ratios:
+        return None
+    r0 = ratios[0]
+    if all(r is not None and bool(abs(r - r0) <= sympy.Float("1e-9") * abs(r0)) for r in ratios):
+        k = complex(r0)
+        return "the sign is flipped" if abs(k + 1) < 1e-9 else f"off by a constant factor of {k.real:.6g}"
+    return f"not equal to the expected expression: {first}"
+
+
+def compare_expressions(got, want, *, n_points=6, seed=0, time_limit_s=TIME_LIMIT_S):
+    """None if `got` equals `want` (sympy expressions), else what differs, in words. Never hangs."""
+    extra = sorted(s.name for s in got.free_symbols if s not in want.free_symbols)
+    try:
+        with time_limit(time_limit_s):
+            ops = sympy.count_ops(got)
+            if ops > MAX_OPS:
+                return f"is too large to check ({ops} operations): simplify it first"
+            verdict = _differs_by(got, want, n_points, seed)
+            if verdict == "unknown":  # no point evaluates: only algebra can decide
+                diff = sympy.simplify(got - want)
+                verdict = None if diff == 0 else f"is not equal to the expected expression (yours minus it simplifies to {diff})"
+    except TooSlow:
+        return (f"could not be compared within {time_limit_s:g} s; simplify your expression "
+                "(e.g. with sympy.simplify) and check again")
+    if verdict and extra:
+        return (f"uses {', '.join(extra)}, which the answer does not contain "
+                f"(it depends on {', '.join(sorted(s.name for s in want.free_symbols)) or 'no symbols'})")
+    return verdict
