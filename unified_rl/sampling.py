@@ -263,7 +263,8 @@ def sample(model, tokenizer, problems, group_size=1, max_new_tokens=None, temper
     mask = _response_mask(P, lengths, P + N)  # (B, T)
     logp = torch.zeros_like(mask)
     logp[:, P - 1:] = torch.stack(logps, 1)  # target P+j is the j-th response token
-    texts = tokenizer.batch_decode([r[:n].tolist() for r, n in zip(resp, lengths)],
+    resp_host, lengths_host = resp.tolist(), lengths.tolist()  # one copy each, not one per row
+    texts = tokenizer.batch_decode([r[:n] for r, n in zip(resp_host, lengths_host)],
                                    skip_special_tokens=True)
     return Rollout(input_ids, attention_mask, mask, logp * mask, texts, rows, group_size, P)
 
