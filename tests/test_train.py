@@ -1,5 +1,5 @@
-"""Every method end to end at a tiny budget (seconds), the model-level oracle on a sampled batch,
-checkpoints that reload and resume, and the CLI."""
+"""Every method end to end at a tiny budget (seconds), the model-level oracle on a sampled batch run
+through the trainer's own wiring, a Lab the trainer leaves alone, checkpoints that reload, and the CLI."""
 
 import dataclasses
 import json
@@ -10,6 +10,7 @@ import sys
 import pytest
 import torch
 
+from unified_rl import methods as methods_module
 from unified_rl.data import PreferencePairs
 from unified_rl.methods import METHODS
 from unified_rl.models import load_policy
@@ -31,6 +32,7 @@ def tiny_method(name):
     return dataclasses.replace(METHODS["dpo"], data_source=lambda lab: PreferencePairs(lab, coin))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("method", list(METHODS))
 def test_every_method_runs_and_logs(method):
     steps = None if method == "sft" else 2  # explicit: DPO's own default budget would override the preset's
@@ -46,44 +48,88 @@ def test_every_method_runs_and_logs(method):
     assert all(torch.isfinite(p).all() for p in run.policy.parameters())
 
 
-def test_model_oracle_on_a_sampled_batch():
-    lab = make_lab("tiny")
-    diffs = model_oracle(lab.policy, lab.tokenizer, lab.rl_problems)
+@pytest.fixture(scope="module")
+def tiny_lab():
+    return make_lab("tiny")
+
+
+def test_every_method_declares_what_the_oracle_and_the_listing_need():
+    for name, m in METHODS.items():
+        assert m.objective is not None and m.paper, name
+    assert set(ORACLE_METHODS) >= set(METHODS)
+
+
+def test_model_oracle_on_a_sampled_batch(tiny_lab):
+    diffs = model_oracle(tiny_lab.policy, tiny_lab.tokenizer, tiny_lab.rl_problems)
     assert set(diffs) == set(ORACLE_METHODS)
+    assert {"ppo-clipped", "grpo-clipped"} <= set(diffs)  # the notebooks' keys
     assert max(diffs.values()) < 1e-10, diffs
 
 
-def test_model_oracle_catches_a_wrong_coefficient(monkeypatch):
-    from unified_rl import verify
-    cases = verify._cases
-    def scaled(*a, **k):  # every coefficient 1 % too large
-        return {n: (J, (lambda c: lambda lp: 1.01 * c(lp))(c)) for n, (J, c) in cases(*a, **k).items()}
-    monkeypatch.setattr(verify, "_cases", scaled)
-    lab = make_lab("tiny")
-    diffs = model_oracle(lab.policy, lab.tokenizer, lab.rl_problems)
+@pytest.mark.parametrize("name", list(METHODS))
+def test_model_oracle_runs_the_registered_coefficient(name, tiny_lab, monkeypatch):
+    """Perturb the coefficient registered in METHODS, as a wrong wiring would: the oracle must see it."""
+    m = METHODS[name]
+    monkeypatch.setitem(METHODS, name, dataclasses.replace(m, coefficient=lambda step: 1.01 * m.coefficient(step)))
+    diffs = model_oracle(tiny_lab.policy, tiny_lab.tokenizer, tiny_lab.rl_problems, methods=[name])
+    assert diffs[name] > 1e-8, diffs
+
+
+def test_model_oracle_catches_a_swapped_coefficient(tiny_lab, monkeypatch):
+    monkeypatch.setitem(METHODS, "rft", dataclasses.replace(METHODS["rft"], coefficient=methods_module.sft_gc))
+    monkeypatch.setitem(METHODS, "grpo", dataclasses.replace(METHODS["grpo"], coefficient=methods_module.rft_gc))
+    diffs = model_oracle(tiny_lab.policy, tiny_lab.tokenizer, tiny_lab.rl_problems, methods=["rft", "grpo"])
     assert min(diffs.values()) > 1e-6, diffs
 
 
-def test_checkpoint_reloads_and_resumes(tmp_path):
+def test_model_oracle_checks_methods_registered_later(tiny_lab, monkeypatch):
+    extra = dataclasses.replace(METHODS["grpo"], name="grpo-copy")
+    monkeypatch.setitem(METHODS, "grpo-copy", extra)
+    assert "grpo-copy-clipped" in ORACLE_METHODS
+    diffs = model_oracle(tiny_lab.policy, tiny_lab.tokenizer, tiny_lab.rl_problems)
+    assert diffs["grpo-copy"] < 1e-10 and diffs["grpo-copy-clipped"] < 1e-10
+    monkeypatch.setitem(METHODS, "no-objective", dataclasses.replace(extra, name="no-objective", objective=None))
+    with pytest.raises(ValueError, match="no objective"):
+        model_oracle(tiny_lab.policy, tiny_lab.tokenizer, tiny_lab.rl_problems, methods=["no-objective"])
+
+
+def test_train_leaves_the_callers_lab_as_it_was():
+    lab = make_lab("tiny")
+    fields = {f.name: getattr(lab, f.name) for f in dataclasses.fields(lab)}
+    ref = {k: v.clone() for k, v in lab.ref.state_dict().items()}
+    run = train(tiny_method("dpo"), lab=lab, steps=1, progress=False, eval_every=0)
+    assert all(getattr(lab, k) is v for k, v in fields.items())  # no field rebound: preset, ref, ...
+    assert all(torch.equal(ref[k], v) for k, v in lab.ref.state_dict().items())
+    assert run.lab.preset.rl.lr == 1e-5 and lab.preset.rl.lr != 1e-5  # DPO's default is the run's only
+    assert run.policy is lab.policy  # the lab's policy is what the run trains
+
+
+@pytest.mark.slow
+def test_checkpoint_reloads(tmp_path):
     out = str(tmp_path / "run")
     run = train("grpo", preset="tiny", out=out, progress=False)
     ckpt = os.path.join(out, "checkpoint")
     summary = json.load(open(os.path.join(out, "summary.json")))
-    assert summary["method"] == "grpo" and summary["steps"] == 2
+    assert summary["method"] == "grpo" and summary["steps"] == 2 and summary["eval_problems"] == 16
     assert len(open(os.path.join(out, "metrics.jsonl")).read().splitlines()) == 2
     reloaded = load_policy(ckpt)
     ids = torch.tensor([[1, 5, 6, 7]])
     with torch.no_grad():
         assert torch.allclose(reloaded(ids).logits, run.policy.cpu()(ids).logits, atol=1e-6)
-    more = train("grpo", preset="tiny", steps=4, out=out, resume=True, progress=False)
-    assert [m["step"] for m in more.metrics] == [3, 4]
 
 
-def test_bad_arguments():
+def test_bad_arguments(monkeypatch):
     with pytest.raises(ValueError, match="unknown method"):
         train("ppo2", preset="tiny")
     with pytest.raises(ValueError, match="unknown preset"):
         train("sft", preset="tpu")
+    with pytest.raises(ValueError, match="unknown setting"):
+        train("grpo", preset="tiny", betta=0.1)
+    with pytest.raises(ValueError, match="steps"):
+        train("sft", preset="tiny", steps=-1)
+    monkeypatch.setenv("UNIFIED_RL_MAX_STEPS", "-2")
+    with pytest.raises(ValueError, match="UNIFIED_RL_MAX_STEPS"):
+        train("sft", preset="tiny")
 
 
 def cli(*args, env=None):
@@ -91,10 +137,12 @@ def cli(*args, env=None):
                           env={**os.environ, **(env or {})}, timeout=300)
 
 
+@pytest.mark.slow
 def test_cli_help_and_one_line_errors():
     assert "python -m unified_rl train" in cli("--help").stdout
     listing = cli("methods").stdout.splitlines()
-    assert len(listing) == 7 and "dpo           data=PreferencePairs " in listing[3]
+    assert len(listing) == len(METHODS) and "dpo           data=PreferencePairs " in listing[3]
+    assert all(f"paper={m.paper}" in line for m, line in zip(METHODS.values(), listing))
     assert "<lambda>" not in "".join(listing)
     bad = cli("train", "sftt", "--out", "x")
     assert bad.returncode == 2 and len(bad.stderr.strip().splitlines()) == 1 and "invalid choice" in bad.stderr
@@ -104,6 +152,7 @@ def test_cli_help_and_one_line_errors():
     assert bad.returncode == 2 and len(bad.stderr.strip().splitlines()) == 1
 
 
+@pytest.mark.slow
 def test_cli_train_and_evaluate(tmp_path):
     out = tmp_path / "sft"
     r = cli("train", "sft", "--preset", "tiny", "--out", str(out), "--quiet")

@@ -1,41 +1,83 @@
 """A cache of SFT checkpoints, so every notebook and command can start RL from the same SFT model
 without depending on another notebook having run first.
 
-Location: $UNIFIED_RL_CACHE, else ~/.cache/unified_rl. A checkpoint's folder name holds a hash of
-the preset, so changing a preset's defaults never reuses a stale model.
+Location: $UNIFIED_RL_CACHE, else ~/.cache/unified_rl. An entry is a run folder (runs.py) whose
+name holds a hash of everything that changes the model: the preset's task, model, SFT settings and
+split sizes (n_test too: the split depends on it), the seed, and the code that trains it
+(`code_version`), so a change to any of them never reuses a stale model.
 """
 
+import ast
 import hashlib
 import json
 import os
+import sys
 from dataclasses import asdict
+
+from . import __version__, runs
+from .lab import make_lab, seed_everything
+from .loop import fit
+from .methods import SFT
+from .wiring import configure
+
+PACKAGE = os.path.dirname(os.path.abspath(__file__))
+SFT_CODE = ("task.py", "tokenizer.py", "models.py", "sampling.py", "data.py", "paradigm.py", "wiring.py",
+            "loop.py", "lab.py", "presets.py")
+"""The modules whose code decides the SFT model (comments and docstrings aside)."""
 
 
 def cache_dir():
     return os.environ.get("UNIFIED_RL_CACHE", os.path.join(os.path.expanduser("~"), ".cache", "unified_rl"))
 
 
+def _code(path):
+    """A module's code without comments and docstrings: editing prose keeps its version."""
+    tree = ast.parse(open(path).read())
+    for node in ast.walk(tree):
+        body = getattr(node, "body", None)
+        if isinstance(body, list) and body and isinstance(body[0], ast.Expr) \
+                and isinstance(getattr(body[0], "value", None), ast.Constant) and isinstance(body[0].value.value, str):
+            node.body = body[1:] or [ast.Pass()]
+    return ast.dump(tree)
+
+
+def code_version(files=None):
+    """The package version and a hash of the code of `files` (paths under the package; default: all
+    of it but the course helpers): what a cached model or result was made by."""
+    if files is None:
+        files = sorted(os.path.relpath(os.path.join(d, f), PACKAGE) for d, _, fs in os.walk(PACKAGE)
+                       for f in fs if f.endswith(".py") and "course" not in os.path.relpath(d, PACKAGE).split(os.sep))
+    h = hashlib.sha1()
+    for rel in files:
+        h.update(rel.encode() + _code(os.path.join(PACKAGE, rel)).encode())
+    return f"{__version__}-{h.hexdigest()[:8]}"
+
+
 def _key(preset, seed):
     blob = json.dumps({"task": asdict(preset.task), "model": asdict(preset.model), "sft": asdict(preset.sft),
-                       "n_sft": preset.n_sft, "n_rl": preset.n_rl, "split": preset.seed, "seed": seed},
-                      sort_keys=True)
+                       "n_sft": preset.n_sft, "n_rl": preset.n_rl, "n_test": preset.n_test, "split": preset.seed,
+                       "seed": seed, "code": code_version(SFT_CODE)}, sort_keys=True)
     return hashlib.sha1(blob.encode()).hexdigest()[:10]
+
+
+def entry(preset, seed=0):
+    """The cache folder of the SFT model of `preset` and `seed`."""
+    return os.path.join(cache_dir(), f"sft-{preset.name}-{seed}-{_key(preset, seed)}")
 
 
 def sft_checkpoint(preset, seed=0, progress=True):
     """Path of the SFT checkpoint for `preset` and `seed`, training it first if it is not cached."""
-    from .trainer import train  # late import: trainer uses this module
-
-    path = os.path.join(cache_dir(), f"sft-{preset.name}-{seed}-{_key(preset, seed)}")
-    ckpt = os.path.join(path, "checkpoint")
-    if not os.path.exists(os.path.join(ckpt, "config.json")):
-        tmp = path + f".tmp{os.getpid()}"
-        train("sft", preset=preset, seed=seed, out=tmp, progress=progress, _cap=False)
-        os.makedirs(os.path.dirname(path), exist_ok=True)
-        if os.path.exists(os.path.join(ckpt, "config.json")):  # another process finished first
-            return ckpt
+    path = entry(preset, seed)
+    runs.recover(path)
+    if not runs.is_complete(path):
         if os.path.exists(path):
-            import shutil
-            shutil.rmtree(path)
-        os.replace(tmp, path)
-    return ckpt
+            print(f"rebuilding the incomplete SFT cache entry {path}", file=sys.stderr)
+        sft_preset, hp = configure(SFT, preset, {})
+        seed_everything(seed)
+        lab = make_lab(sft_preset, seed)
+        summary = {"method": SFT.name, "preset": preset.name, "steps": sft_preset.sft.steps, "seed": seed,
+                   "init": None, "device": str(lab.device), "code": code_version(SFT_CODE)}
+        run = fit(SFT, lab, hp, sft_preset.sft.steps, summary, progress=progress)
+        run.out = path
+        runs.save_run(run, replace=False)  # a process that finished first keeps its entry
+    return os.path.join(path, "checkpoint")

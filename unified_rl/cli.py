@@ -16,7 +16,9 @@ EPILOG = """examples:
   python -m unified_rl evaluate runs/grpo/checkpoint --k 1,4,16 --out runs/grpo/eval.json
 
 Every method other than sft starts, unless --init says otherwise, from an SFT checkpoint trained
-with the same preset and cached in $UNIFIED_RL_CACHE (default ~/.cache/unified_rl)."""
+with the same preset and cached in $UNIFIED_RL_CACHE (default ~/.cache/unified_rl). A run folder
+is saved every few steps and never overwritten unless --overwrite is given; --resume continues it
+exactly where it stopped. The run folder's layout: docs/ARCHITECTURE.md."""
 
 
 class _Parser(argparse.ArgumentParser):
@@ -34,14 +36,19 @@ def _ks(text):
     return ks
 
 
-def _positive(text):
-    try:
-        v = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
-    if v < 0:
-        raise argparse.ArgumentTypeError(f"expected a number >= 0, got {v}")
-    return v
+def _at_least(low):
+    def parse(text):
+        try:
+            v = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+        if v < low:
+            raise argparse.ArgumentTypeError(f"expected a number >= {low}, got {v}")
+        return v
+    return parse
+
+
+_positive, _one_or_more = _at_least(0), _at_least(1)
 
 
 def build_parser():
@@ -60,21 +67,24 @@ def build_parser():
     t.add_argument("--steps", type=_positive, help="optimizer steps (default: the preset's)")
     t.add_argument("--seed", type=_positive, default=0, help="random seed [0]")
     t.add_argument("--out", required=True, help="folder for summary.json, metrics.jsonl, checkpoint/")
-    t.add_argument("--resume", action="store_true", help="continue from OUT/checkpoint if it exists")
+    t.add_argument("--resume", action="store_true", help="continue the run saved in OUT where it stopped")
+    t.add_argument("--overwrite", action="store_true", help="replace a run already in OUT")
+    t.add_argument("--save-every", type=_one_or_more, help="steps between saves of OUT (default: the preset's eval_every)")
     t.add_argument("--quiet", action="store_true", help="no progress bar")
     e = sub.add_parser("evaluate", help="greedy accuracy, Pass@K and Maj@K of a checkpoint")
     e.add_argument("checkpoint", help="a folder saved by train (OUT/checkpoint) or any causal LM path")
     e.add_argument("--preset", default="auto", choices=[*PRESETS, "auto"], help="which held-out questions [auto]")
-    e.add_argument("--samples", type=_positive, default=None, help="samples per question (default: the largest k)")
+    e.add_argument("--samples", type=_one_or_more, default=None, help="samples per question (default: the largest k)")
     e.add_argument("--k", type=_ks, default=[1, 4, 16], help="comma-separated K values [1,4,16]")
     e.add_argument("--temperature", type=float, default=0.7, help="sampling temperature [0.7]")
-    e.add_argument("--problems", type=_positive, default=None, help="held-out questions for Pass/Maj@K")
+    e.add_argument("--problems", type=_one_or_more, default=None, help="held-out questions for Pass/Maj@K")
+    e.add_argument("--seed", type=_positive, default=0, help="seed of the sampled answers [0]")
     e.add_argument("--out", required=True, help="JSON file to write")
     from .experiments import EXPERIMENTS
     r = sub.add_parser("reproduce", help="run one of the paper's §5.2 experiments end to end")
     r.add_argument("name", choices=list(EXPERIMENTS), metavar="NAME", help=f"one of: {', '.join(EXPERIMENTS)}")
     r.add_argument("--preset", default="auto", choices=[*PRESETS, "auto"], help="cpu, gpu, or auto [auto]")
-    r.add_argument("--seeds", type=_positive, default=3, help="independent seeds, for the spread [3]")
+    r.add_argument("--seeds", type=_one_or_more, default=3, help="independent seeds, for the spread [3]")
     r.add_argument("--out", required=True, help="folder for NAME.json and NAME.png")
     r.add_argument("--quiet", action="store_true", help="no progress bars")
     return p
@@ -86,12 +96,17 @@ def _write_json(path, obj):
         json.dump(obj, f, indent=2)
 
 
+def _name(obj):
+    """A readable name for a component: a function's or class's own, else its class's."""
+    return getattr(obj, "__name__", None) or type(obj).__name__
+
+
 def cmd_methods(args):
     from .methods import METHODS
     for m in METHODS.values():
-        src = m.data_source.__name__
-        reward = type(m.reward).__name__ if m.reward else "human selection"
-        print(f"{m.name:13s} data={src:20s} reward={reward:14s} GC={m.coefficient.__name__:8s} {m.summary}")
+        reward = _name(m.reward) if m.reward else "human selection"
+        print(f"{m.name:13s} data={_name(m.data_source):20s} reward={reward:14s} "
+              f"GC={_name(m.coefficient):9s} paper={m.paper}  ({m.summary})")
 
 
 def cmd_train(args):
@@ -100,11 +115,14 @@ def cmd_train(args):
     from .trainer import save_run, train
 
     preset = get_preset(args.preset)
-    run = train(args.method, preset=preset, steps=args.steps, seed=args.seed, init=args.init,
-                out=args.out, resume=args.resume, progress=not args.quiet)
+    run = train(args.method, preset=preset, steps=args.steps, seed=args.seed, init=args.init, out=args.out,
+                resume=args.resume, overwrite=args.overwrite, save_every=args.save_every,
+                progress=not args.quiet)
     lab = run.lab
+    # seeded as `evaluate --seed` is, on the same questions: the two give the same numbers
     run.summary["eval"] = evaluate(lab.policy, lab.tokenizer, lab.test_problems, preset.k_problems,
-                                   preset.k_samples, ks=[k for k in (1, 4, 16) if k <= preset.k_samples])
+                                   preset.k_samples, ks=[k for k in (1, 4, 16) if k <= preset.k_samples],
+                                   seed=args.seed)
     save_run(run)
     ev = run.summary["eval"]
     print(f"{args.method}: held-out greedy accuracy {ev['accuracy']:.3f}, pass@1 {ev['pass_at_k']['1']:.3f}, "
@@ -114,19 +132,16 @@ def cmd_train(args):
 
 def cmd_evaluate(args):
     from .evaluation import evaluate
-    from .models import load_policy, pick_device
+    from .lab import load_checkpoint
     from .presets import get_preset
     from .task import make_splits
-    from .tokenizer import load_tokenizer
 
-    if not os.path.exists(args.checkpoint):
-        raise ValueError(f"no checkpoint at {args.checkpoint!r}")
     preset = get_preset(args.preset)
     samples = args.samples or max(args.k)
     _, test = make_splits(preset.task, preset.n_rl, preset.n_test, seed=preset.seed)
-    policy = load_policy(args.checkpoint).to(pick_device())
-    result = evaluate(policy, load_tokenizer(args.checkpoint), test, args.problems or preset.k_problems,
-                      samples, args.k, args.temperature)
+    tokenizer, policy = load_checkpoint(args.checkpoint)
+    result = evaluate(policy, tokenizer, test, args.problems or preset.k_problems, samples, args.k,
+                      args.temperature, seed=args.seed)
     result["checkpoint"] = args.checkpoint
     _write_json(args.out, result)
     print(json.dumps(result, indent=2))
@@ -146,10 +161,17 @@ COMMANDS = {"methods": cmd_methods, "train": cmd_train, "evaluate": cmd_evaluate
 
 def main(argv=None):
     args = build_parser().parse_args(argv)
+    from huggingface_hub.utils import logging as hub_logging
+    hub_logging.set_verbosity_error()  # an unreachable hub is reported once, below, not per retry
     try:
         COMMANDS[args.command](args)
     except ValueError as e:  # bad input found past argparse: one line, no traceback
         sys.exit(f"python -m unified_rl {args.command}: error: {e}")
+    except OSError as e:  # a full disk, a folder we may not write
+        sys.exit(f"python -m unified_rl {args.command}: error: {e.strerror or e}"
+                 + (f": {e.filename}" if e.filename else ""))
+    except KeyboardInterrupt:
+        sys.exit(f"python -m unified_rl {args.command}: interrupted")
 
 
 if __name__ == "__main__":

@@ -9,11 +9,12 @@
 
 Each is built from the run's `Lab` and returns a `Rollout` per call of `next_batch()`. The frozen
 sources keep a copy of the policy as it was when training started: sampling it step by step draws
-from the same distribution as sampling a fixed offline set up front.
+from the same distribution as sampling a fixed offline set up front. `get_state()`/`set_state()`
+carry what a resumed run needs to continue the same stream of batches (the contract is
+`paradigm.DataSource`; see docs/ARCHITECTURE.md).
 """
 
 import random
-
 
 from .rewards import RuleReward
 from .sampling import cat_rollouts, rollout_from_texts, sample
@@ -28,6 +29,14 @@ class _Source:
         """n questions drawn without replacement from the RL (or given) pool."""
         pool = pool if pool is not None else self.lab.rl_problems
         return self.rng.sample(pool, min(n, len(pool)))
+
+    def get_state(self):
+        """The question sampler's RNG state (plain ints: `torch.load(weights_only=True)` reads it)."""
+        return {"rng": self.rng.getstate()}
+
+    def set_state(self, state):
+        version, internal, gauss = state["rng"]
+        self.rng.setstate((version, tuple(internal), gauss))
 
 
 class FixedDataset(_Source):
@@ -67,6 +76,17 @@ class PreferencePairs(_Source):
     def __init__(self, lab, reward=None):
         super().__init__(lab)
         self.reward = RuleReward() if reward is None else reward  # what makes o+ correct, o- not
+
+    def get_state(self):
+        state = super().get_state()
+        if hasattr(self.reward, "get_state"):  # e.g. a NoisyReward's flips
+            state["reward"] = self.reward.get_state()
+        return state
+
+    def set_state(self, state):
+        super().set_state(state)
+        if "reward" in state:
+            self.reward.set_state(state["reward"])
 
     def next_batch(self, max_tries=20):
         lab, cfg = self.lab, self.lab.preset.rl

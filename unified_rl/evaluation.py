@@ -52,11 +52,22 @@ def pass_maj(answers, correct, ks):
             "maj_at_k": {str(k): mean_maj_at_k(answers, correct, k) for k in ks}}
 
 
-def evaluate(policy, tokenizer, problems, k_problems=64, samples=16, ks=(1, 4, 16), temperature=0.7):
-    """Greedy accuracy on all `problems`; Pass@K and Maj@K on the first `k_problems` of them."""
+def evaluate(policy, tokenizer, problems, k_problems=64, samples=16, ks=(1, 4, 16), temperature=0.7,
+             seed=None):
+    """Greedy accuracy on all `problems`; Pass@K and Maj@K on the first `k_problems` of them.
+
+    seed: torch's RNG is seeded with it before sampling, so the same checkpoint gives the same
+    numbers. The result says how many questions and samples each figure uses.
+    """
+    if k_problems < 1 or not problems:
+        raise ValueError(f"need at least one question for Pass@K / Maj@K, got k_problems={k_problems} "
+                         f"of {len(problems)}")
     ks = sorted(set(int(k) for k in ks))
+    if seed is not None:
+        torch.manual_seed(seed)
     answers, correct = sample_answers(policy, tokenizer, problems[:k_problems], samples, temperature)
-    out = {"accuracy": greedy_accuracy(policy, tokenizer, problems), "samples": samples,
-           "temperature": temperature, "k_problems": min(k_problems, len(problems))}
+    out = {"accuracy": greedy_accuracy(policy, tokenizer, problems), "problems": len(problems),
+           "samples": samples, "temperature": temperature, "k_problems": min(k_problems, len(problems)),
+           "seed": seed}
     out.update(pass_maj(answers, correct, ks))
     return out

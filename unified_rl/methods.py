@@ -1,4 +1,4 @@
-"""The six methods of DeepSeekMath A.1 as (data source, reward, coefficient) triples.
+"""The six methods of DeepSeekMath A.1 as Method values: data source, reward, coefficient, objective.
 
 | method     | data source            | reward          | GC                                      |
 |------------|------------------------|-----------------|-----------------------------------------|
@@ -10,12 +10,14 @@
 | grpo       | PolicySamples          | rule            | A-hat + beta (pi_ref/pi - 1)       eq 21|
 | grpo-process | PolicySamples        | per-step rule   | process A-hat + KL term (§4.1.3)        |
 
-No method is a branch in the trainer: each is a `paradigm.Method` value in `METHODS`.
+No method is a branch in the trainer: each is a `paradigm.Method` value in `METHODS`. Each carries
+its own objective J (from `objectives`, never from its coefficient), so `verify.model_oracle` can
+prove that the coefficient the trainer calls is J's. Adding a method: docs/ARCHITECTURE.md.
 """
 
 import torch
 
-from . import coefficients as C
+from . import coefficients as C, objectives as O
 from .advantages import gae, group_relative_process
 from .data import FixedDataset, FrozenPolicySamples, PolicySamples, PreferencePairs
 from .kl import k1
@@ -31,24 +33,50 @@ def _clip_args(step):
     return dict(logp_old=step.logp_old, clip_eps=step.cfg.clip_eps)
 
 
+def pairs(x):
+    """(chosen, rejected) halves of a per-row tensor laid out as PreferencePairs gives it."""
+    B = len(x) // 2  # rows: B chosen, then their B rejected partners
+    return x[:B], x[B:]
+
+
 def sft_gc(step):
     return C.sft(step.batch.mask)
+
+
+def sft_objective(step):
+    return O.sft(step.logp, step.batch.mask)
 
 
 def rft_gc(step):
     return C.rft(step.scores, step.batch.mask)
 
 
+def rft_objective(step):
+    return O.rft(step.logp, step.scores, step.batch.mask)
+
+
+def online_rft_objective(step):
+    return O.online_rft(step.logp, step.scores, step.batch.mask)
+
+
 def dpo_gc(step):
-    B = len(step.batch) // 2  # rows: B chosen, then their B rejected partners
-    lp, ref, m = step.logp, step.logp_ref, step.batch.mask
-    cc, cr = C.dpo(lp[:B], ref[:B], m[:B], lp[B:], ref[B:], m[B:], step.cfg.dpo_beta)
+    (lc, lr), (rc, rr), (mc, mr) = pairs(step.logp), pairs(step.logp_ref), pairs(step.batch.mask)
+    cc, cr = C.dpo(lc, rc, mc, lr, rr, mr, step.cfg.dpo_beta)
     # the surrogate averages over 2B rows, eq 12 over B pairs: x2 keeps the gradient exactly eq 13's
     return 2 * torch.cat([cc, cr])  # (2B, T)
 
 
+def dpo_objective(step):
+    (lc, lr), (rc, rr), (mc, mr) = pairs(step.logp), pairs(step.logp_ref), pairs(step.batch.mask)
+    return O.dpo(lc, rc, mc, lr, rr, mr, step.cfg.dpo_beta)
+
+
 def ppo_gc(step):
     return C.ppo(step.adv, step.batch.mask, logp=step.logp, **_clip_args(step))
+
+
+def ppo_objective(step):
+    return O.ppo(step.logp, step.logp_old, step.adv, step.batch.mask, step.cfg.clip_eps)
 
 
 def grpo_gc(step):
@@ -58,11 +86,21 @@ def grpo_gc(step):
                   step.cfg.beta, adv=step.adv, **_clip_args(step))
 
 
+def grpo_objective(step):
+    scores = None if step.adv is not None else step.scores
+    return O.grpo(step.logp, step.logp_old, step.logp_ref, scores, step.batch.group_size, step.batch.mask,
+                  step.cfg.beta, step.cfg.clip_eps, adv=step.adv)
+
+
 class Critic:
     """PPO's value model V_psi (a copy of the policy's trunk with a scalar head) and its loss."""
 
+    metric = "value_loss"
+
     def __init__(self, lab):
-        self.model = ValueModel.from_policy(lab.policy).to(lab.device)
+        dtype = next(lab.policy.parameters()).dtype  # the policy's precision (float64 in the oracle)
+        self.model = ValueModel.from_policy(lab.policy).to(lab.device, dtype)
+        self.lr = lab.preset.rl.value_lr
 
     def parameters(self):
         return self.model.parameters()
@@ -71,9 +109,20 @@ class Critic:
         """(B, T): V of the state before each target token."""
         return self.model(batch.input_ids, batch.attention_mask)[:, :-1]
 
-    def loss(self, batch, returns):
-        m = batch.mask
-        return 0.5 * (((self.values(batch) - returns) ** 2) * m).sum() / m.sum()
+    def targets(self, lab, batch, scores, logp_ref, adv):
+        """The regression target: GAE's returns A + V, with V as it was before this batch's updates."""
+        with torch.no_grad():
+            return (adv + self.values(batch)) * batch.mask  # (B, T)
+
+    def loss(self, step):
+        m = step.batch.mask
+        return 0.5 * (((self.values(step.batch) - step.targets) ** 2) * m).sum() / m.sum()
+
+    def state_dict(self):
+        return self.model.state_dict()
+
+    def load_state_dict(self, state):
+        self.model.load_state_dict(state)
 
 
 def ppo_advantage(lab, batch, scores, logp_ref, critic):
@@ -84,9 +133,8 @@ def ppo_advantage(lab, batch, scores, logp_ref, critic):
     rewards[torch.arange(len(batch)), last] += scores.to(rewards.dtype)
     with torch.no_grad():
         values = critic.values(batch)
-    adv, returns = gae(rewards, values, m, lab.preset.rl.gamma, lab.preset.rl.lam)
-    batch.returns = returns  # the critic's regression target, read by the trainer
-    return adv
+    adv, _ = gae(rewards, values, m, lab.preset.rl.gamma, lab.preset.rl.lam)
+    return adv  # the critic's target, the returns A + V, is Critic.targets
 
 
 def process_advantage(lab, batch, scores, logp_ref, critic):
@@ -95,22 +143,32 @@ def process_advantage(lab, batch, scores, logp_ref, critic):
     return group_relative_process(step_rewards, step_mask, batch.group_size, mask=batch.mask)
 
 
-SFT = Method("sft", FixedDataset, None, sft_gc, summary="imitate human-written solutions")
-RFT = Method("rft", FrozenPolicySamples, rule, rft_gc, summary="imitate the SFT model's correct samples")
+PAPER = "DeepSeekMath {}, arXiv 2402.03300"
+SFT = Method("sft", FixedDataset, None, sft_gc, objective=sft_objective, section="sft", uses_ref=False,
+             init="scratch", paper=PAPER.format("eq 6-7"), summary="imitate human-written solutions")
+RFT = Method("rft", FrozenPolicySamples, rule, rft_gc, objective=rft_objective, paper=PAPER.format("eq 8-10"),
+             summary="imitate the SFT model's correct samples")
 ONLINE_RFT = Method("online-rft", PolicySamples, rule, rft_gc,  # eq 11: the very same GC as eq 10
+                    objective=online_rft_objective, paper=PAPER.format("eq 11"),
                     summary="imitate the policy's own correct samples")
-DPO = Method("dpo", PreferencePairs, rule, dpo_gc,
+DPO = Method("dpo", PreferencePairs, rule, dpo_gc, objective=dpo_objective,
+             paper=PAPER.format("eq 12-14") + "; Rafailov et al., arXiv 2305.18290",
              summary="raise correct over incorrect SFT samples, relative to pi_ref",
              # nothing but the saturating sigmoid stops DPO pushing rejected answers down, and its
              # pairs never come from the policy it has become: held-out accuracy from SFT's 0.44
              # peaked at 0.61 (lr 3e-5, step 25) then fell to 0.07 by step 150; at lr 1e-5 it was
              # 0.53 at step 25, 0.51 at 50, 0.12 at 150. Short and gentle is DPO's regime here.
              defaults={"lr": 1e-5, "steps": 30})
-PPO = Method("ppo", PolicySamples, rule, ppo_gc, advantage=ppo_advantage, critic=Critic,
+PPO = Method("ppo", PolicySamples, rule, ppo_gc, objective=ppo_objective, advantage=ppo_advantage,
+             extra_loss=Critic, off_policy=True,
+             paper=PAPER.format("eq 15-18 (eq 2's KL reward)") + "; GAE: arXiv 1506.02438",
              summary="policy gradient with GAE advantages from a learned value model")
-GRPO = Method("grpo", PolicySamples, rule, grpo_gc,
+GRPO = Method("grpo", PolicySamples, rule, grpo_gc, objective=grpo_objective, off_policy=True,
+              paper=PAPER.format("eq 19-21"),
               summary="policy gradient with group-relative advantages and a k3 KL penalty")
-GRPO_PROCESS = Method("grpo-process", PolicySamples, rule, grpo_gc, advantage=process_advantage,
+GRPO_PROCESS = Method("grpo-process", PolicySamples, rule, grpo_gc, objective=grpo_objective,
+                      advantage=process_advantage, off_policy=True,
+                      paper=PAPER.format("§4.1.3 with eq 19-21"),
                       summary="GRPO with per-step (process) rewards")
 
 METHODS = {m.name: m for m in (SFT, RFT, ONLINE_RFT, DPO, PPO, GRPO, GRPO_PROCESS)}

@@ -9,6 +9,7 @@ References: https://huggingface.co/docs/transformers/model_doc/gpt2
 """
 
 import copy
+import json
 import os
 from dataclasses import dataclass
 
@@ -68,9 +69,44 @@ def build_policy(tokenizer, cfg: ModelConfig = ModelConfig()) -> GPT2LMHeadModel
     return GPT2LMHeadModel(config)
 
 
+def _short(e):
+    """The first line of an exception's message, for a one-line error."""
+    text = str(e).strip().splitlines()
+    return f"{type(e).__name__}: {text[0][:200] if text else ''}"
+
+
+def check_source(name_or_path, what="a checkpoint"):
+    """Raise a ValueError naming the problem unless `name_or_path` may hold a model (a folder or hub id).
+
+    A folder must hold a config.json that parses; a missing path with more than one "/" (or one
+    starting with "." or "/") cannot be a hub id, so it is reported as missing, not looked up online.
+    """
+    p = os.fspath(name_or_path)
+    if os.path.isdir(p):
+        if not os.listdir(p):
+            raise ValueError(f"{p} is an empty folder, not {what}")
+        cfg = os.path.join(p, "config.json")
+        if not os.path.isfile(cfg):
+            raise ValueError(f"{p} has no config.json, so it is not {what}")
+        try:
+            with open(cfg) as f:
+                json.load(f)
+        except (ValueError, UnicodeDecodeError) as e:
+            raise ValueError(f"{cfg} is corrupted or truncated ({_short(e)})") from None
+    elif os.path.exists(p):
+        raise ValueError(f"{p} is a file; {what} is a folder")
+    elif p.count("/") > 1 or p.startswith((".", "/", "~")) or os.sep in p.replace("/", ""):
+        raise ValueError(f"no checkpoint at {p!r}")
+    return p
+
+
 def load_policy(name_or_path, device=None):
-    """Any causal LM by path or hub name (our checkpoints included), on `device`."""
-    model = AutoModelForCausalLM.from_pretrained(name_or_path)
+    """Any causal LM by path or hub name (our checkpoints included), on `device`; ValueError if unloadable."""
+    p = check_source(name_or_path)
+    try:
+        model = AutoModelForCausalLM.from_pretrained(p)
+    except Exception as e:  # truncated weights, an unreachable hub: one line naming what and where
+        raise ValueError(f"could not load a model from {p!r}: {_short(e)}") from None
     return model.to(pick_device(device))
 
 

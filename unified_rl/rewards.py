@@ -127,3 +127,10 @@ class NoisyReward:
             raise ValueError("NoisyReward flips 0/1 rewards; the base reward gave other values")
         flip = torch.rand(rewards.shape, generator=self.generator) < self.flip_prob  # (B,)
         return torch.where(flip.to(rewards.device), 1.0 - rewards, rewards)
+
+    def get_state(self):
+        """The flips' generator state, so a resumed run draws the flips an uninterrupted one would."""
+        return {"generator": self.generator.get_state()}
+
+    def set_state(self, state):
+        self.generator.set_state(state["generator"])

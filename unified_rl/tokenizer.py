@@ -9,6 +9,8 @@ transformers 5 does not add BOS by itself, so `encode_prompts` prepends it expli
 References: https://huggingface.co/docs/tokenizers/components
 """
 
+import os
+
 from tokenizers import Regex, Tokenizer, decoders, models, pre_tokenizers
 from transformers import AutoTokenizer, PreTrainedTokenizerFast
 
@@ -30,9 +32,25 @@ def build_tokenizer(alphabet: str = ALPHABET) -> PreTrainedTokenizerFast:
     return PreTrainedTokenizerFast(tokenizer_object=tok, **SPECIAL_TOKENS)
 
 
+TOKENIZER_FILES = ("tokenizer.json", "tokenizer_config.json", "vocab.json", "tokenizer.model")
+
+
 def load_tokenizer(name_or_path) -> PreTrainedTokenizerFast:
-    """Load a saved or hub tokenizer; give it a pad token (its EOS) if it has none."""
-    tokenizer = AutoTokenizer.from_pretrained(name_or_path)
+    """Load a saved or hub tokenizer; give it a pad token (its EOS) if it has none.
+
+    A folder without tokenizer files is an error: transformers would otherwise fall back to a
+    tokenizer of the model's family that shares nothing with the one the model was trained with.
+    """
+    p = os.fspath(name_or_path)
+    if os.path.isdir(p) and not any(os.path.exists(os.path.join(p, f)) for f in TOKENIZER_FILES):
+        raise ValueError(f"{p} has no tokenizer files ({', '.join(TOKENIZER_FILES[:2])}); "
+                         "save the tokenizer beside the model")
+    try:
+        tokenizer = AutoTokenizer.from_pretrained(p)
+    except Exception as e:  # a corrupted file, an unreachable hub: one line naming where
+        lines = str(e).strip().splitlines()
+        raise ValueError(f"could not load a tokenizer from {p!r}: {type(e).__name__}: "
+                         f"{lines[0][:200] if lines else ''}") from None
     if tokenizer.pad_token is None:
         if tokenizer.eos_token is None:
             raise ValueError(f"tokenizer at {name_or_path!r} has neither a pad nor an EOS token")

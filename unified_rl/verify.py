@@ -1,20 +1,51 @@
-"""The course's central check, on a real model: for each method, the parameter gradient of its own
-objective (eq 6-19) equals the parameter gradient of the eq-5 surrogate with its GC (eq 7-21).
+"""The course's central check, on a real model: for each method in METHODS, the parameter gradient of
+its own objective equals the parameter gradient of the eq-5 surrogate with its coefficient.
 
-Two independent computations: `objectives` never mentions a coefficient, `coefficients` never an
-objective. Both run through the same transformer in float64 on a batch sampled from it, so any
-difference above round-off means a wrong coefficient. Used by the tests and shown in every notebook.
+Two independent computations: a Method's `objective` is built from `objectives`, which never
+mentions a coefficient; its `coefficient` from `coefficients`, which never mentions an objective.
+Both run through the same transformer in float64 on a batch sampled from it, and the coefficient is
+called exactly as the trainer calls it (`wiring.prepare`, `step_of`, `coefficient_of`), so a wrong
+coefficient or a wrong wiring shows as a difference above round-off. Every method registered in
+METHODS is checked, those added later included.
 """
 
 import copy
+import dataclasses
 
 import torch
 
-from . import coefficients as C, objectives as O
-from .advantages import gae
+from . import methods as _methods
+from .lab import Lab
 from .paradigm import surrogate_loss
-from .rewards import rule_reward
-from .sampling import sample, token_logp
+from .presets import get_preset
+from .sampling import sample
+from .wiring import coefficient_of, policy_logp, prepare, step_of
+
+
+class _OracleNames:
+    """The oracle's result keys, read live from METHODS: each method, plus NAME-clipped for the
+    off-policy ones (their coefficient also checked with logp_old != logp)."""
+
+    def _names(self):
+        for name, m in _methods.METHODS.items():
+            yield name
+            if m.off_policy:
+                yield f"{name}-clipped"
+
+    def __iter__(self):
+        return iter(list(self._names()))
+
+    def __contains__(self, name):
+        return name in list(self._names())
+
+    def __len__(self):
+        return len(list(self._names()))
+
+    def __repr__(self):
+        return repr(tuple(self._names()))
+
+
+METHODS = _OracleNames()
 
 
 def _grad(model, loss):
@@ -23,70 +54,62 @@ def _grad(model, loss):
     return torch.cat([p.grad.flatten() for p in model.parameters() if p.grad is not None])
 
 
-def _pieces(batch, logp_ref, seed):
-    """Rewards, advantages and an off-policy logp_old for the batch, drawn reproducibly."""
-    g = torch.Generator().manual_seed(seed)
-    m = batch.mask.double()
-    rewards = rule_reward(batch.problems, batch.texts).double()
-    if rewards.min() == rewards.max():  # keep the check informative: not every group all-equal
-        rewards = torch.randint(0, 2, rewards.shape, generator=g).double()
-    values = torch.randn(m.shape, generator=g, dtype=torch.float64)
-    last = m.cumsum(-1).argmax(-1)
-    token_rewards = torch.zeros_like(m)
-    token_rewards[torch.arange(len(m)), last] = rewards
-    adv, _ = gae(token_rewards, values * m, m, 1.0, 0.95)
-    jitter = 0.3 * torch.randn(m.shape, generator=g, dtype=torch.float64)
-    return m, rewards, adv, jitter
+def _informative(scores, gen):
+    """The reward's scores, or coin flips if every score is equal (the check would learn little)."""
+    if scores is None or scores.min() != scores.max():
+        return scores
+    return torch.randint(0, 2, scores.shape, generator=gen).to(scores)
 
 
-def _cases(m, rewards, adv, jitter, logp_ref, G, beta=0.04, clip_eps=0.2):
-    """method -> (objective(logp), coefficient(logp)): the two sides of the check."""
-    B = len(m) // 2
-    def dpo_J(lp):
-        return O.dpo(lp[:B], logp_ref[:B], m[:B], lp[B:2 * B], logp_ref[B:2 * B], m[B:2 * B], 0.5)
-    def dpo_C(lp):
-        cc, cr = C.dpo(lp[:B], logp_ref[:B], m[:B], lp[B:2 * B], logp_ref[B:2 * B], m[B:2 * B], 0.5)
-        return torch.cat([2 * cc, 2 * cr])  # the surrogate averages 2B rows, eq 12 B pairs
-    return {
-        "sft": (lambda lp: O.sft(lp, m), lambda lp: C.sft(m)),
-        "rft": (lambda lp: O.rft(lp, rewards, m), lambda lp: C.rft(rewards, m)),
-        "online-rft": (lambda lp: O.online_rft(lp, rewards, m), lambda lp: C.online_rft(rewards, m)),
-        "dpo": (dpo_J, dpo_C),
-        "ppo": (lambda lp: O.ppo(lp, lp.detach(), adv, m, clip_eps), lambda lp: C.ppo(adv, m)),
-        "ppo-clipped": (lambda lp: O.ppo(lp, lp.detach() + jitter, adv, m, clip_eps),
-                        lambda lp: C.ppo(adv, m, logp=lp, logp_old=lp.detach() + jitter, clip_eps=clip_eps)),
-        "grpo": (lambda lp: O.grpo(lp, lp.detach(), logp_ref, rewards, G, m, beta, clip_eps),
-                 lambda lp: C.grpo(rewards, G, lp, logp_ref, m, beta)),
-        "grpo-clipped": (lambda lp: O.grpo(lp, lp.detach() + jitter, logp_ref, rewards, G, m, beta, clip_eps),
-                         lambda lp: C.grpo(rewards, G, lp, logp_ref, m, beta, logp_old=lp.detach() + jitter,
-                                           clip_eps=clip_eps)),
-    }
-
-
-METHODS = ("sft", "rft", "online-rft", "dpo", "ppo", "ppo-clipped", "grpo", "grpo-clipped")
-
-
-def model_oracle(policy, tokenizer, problems, methods=METHODS, group_size=4, seed=0):
-    """{method: max |grad_theta J - grad_theta surrogate|} on a batch sampled from `policy` (float64)."""
-    unknown = set(methods) - set(METHODS)
-    if unknown:
-        raise ValueError(f"unknown methods {sorted(unknown)}; choose from {METHODS}")
-    torch.manual_seed(seed)
-    model = copy.deepcopy(policy).double().cpu()
+def _oracle_lab(model, tokenizer, problems, group_size, seed):
+    """A lab around `model` whose reference is moved a little, so KL terms are not trivially zero."""
     ref = copy.deepcopy(model).requires_grad_(False)
-    with torch.no_grad():  # perturb the reference so the KL terms are not trivially zero
+    with torch.no_grad():
         for p in ref.parameters():
             p.add_(0.01 * torch.randn_like(p))
+    preset = get_preset("tiny").with_(rl={"group_size": group_size})
+    return Lab(preset, tokenizer, model, ref, torch.device("cpu"), seed, problems, problems, problems)
+
+
+def _diff(m, lab, prep, logp_old_shift, hp):
+    """max |grad J - grad surrogate| with logp_old = logp + logp_old_shift."""
+    cfg, mask = lab.preset.rl, prep.batch.mask
+    logp = policy_logp(lab.policy, prep.batch)  # (B, T)
+    g_obj = _grad(lab.policy, -m.objective(step_of(prep, logp, logp.detach() + logp_old_shift, cfg, hp)))
+    logp = policy_logp(lab.policy, prep.batch)  # (B, T)
+    coef = coefficient_of(m, step_of(prep, logp, logp.detach() + logp_old_shift, cfg, hp))
+    g_gc = _grad(lab.policy, surrogate_loss(logp, coef, mask))
+    return (g_obj - g_gc).abs().max().item()
+
+
+def model_oracle(policy, tokenizer, problems, methods=None, group_size=4, seed=0):
+    """{key: max |grad_theta J - grad_theta surrogate|} on a batch sampled from `policy` (float64).
+
+    Keys: every method in METHODS (on-policy, and for methods that ignore logp_old also off-policy:
+    the larger difference), and NAME-clipped for off-policy methods with logp_old != logp.
+    """
+    names = list(METHODS) if methods is None else list(methods)
+    unknown = [n for n in names if n not in METHODS]
+    if unknown:
+        raise ValueError(f"unknown methods {sorted(unknown)}; choose from {tuple(METHODS)}")
+    torch.manual_seed(seed)
+    model = copy.deepcopy(policy).double().cpu()
+    lab = _oracle_lab(model, tokenizer, problems, group_size, seed)
     batch = sample(model, tokenizer, problems[:4], group_size=group_size)
-    logp_ref = token_logp(ref, batch.input_ids, batch.attention_mask).detach()
-    m, rewards, adv, jitter = _pieces(batch, logp_ref, seed)
-    logp_ref = logp_ref * m
+    batch = dataclasses.replace(batch, mask=batch.mask.double(), logp=batch.logp.double())  # all float64
+    gen = torch.Generator().manual_seed(seed)
+    jitter = 0.3 * torch.randn(batch.mask.shape, generator=gen, dtype=torch.float64) * batch.mask  # (B, T)
     out = {}
-    for name, (J, coef) in _cases(m, rewards, adv, jitter, logp_ref, group_size).items():
-        if name not in methods:
-            continue
-        g_obj = _grad(model, -J(token_logp(model, batch.input_ids, batch.attention_mask) * m))
-        lp = token_logp(model, batch.input_ids, batch.attention_mask) * m
-        g_gc = _grad(model, surrogate_loss(lp, coef(lp), m))
-        out[name] = (g_obj - g_gc).abs().max().item()
-    return out
+    for base in dict.fromkeys(n.removesuffix("-clipped") if n not in _methods.METHODS else n for n in names):
+        m = _methods.METHODS[base]
+        if m.objective is None:
+            raise ValueError(f"method {base!r} declares no objective, so its coefficient cannot be checked")
+        extra = m.extra_loss(lab) if m.extra_loss else None
+        scores = _informative(m.reward(batch).double(), gen) if m.reward else None
+        prep = prepare(m, lab, batch, extra, scores=scores)
+        on, off = _diff(m, lab, prep, 0.0, m.hparams), _diff(m, lab, prep, jitter, m.hparams)
+        if m.off_policy:
+            out[base], out[f"{base}-clipped"] = on, off
+        else:
+            out[base] = max(on, off)
+    return {n: out[n] for n in names}

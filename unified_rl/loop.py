@@ -1,0 +1,132 @@
+"""One training loop for every method: it knows no algorithm (minGPT's rule, Spinning Up's loss).
+
+Each step asks the method's data source for a batch, `wiring.prepare` for its scores, logp_ref,
+advantages and extra-loss targets, and the method's coefficient for GC, then minimises
+`paradigm.surrogate_loss(logp, coef, mask)`, whose gradient is eq 5, plus the method's extra loss
+(PPO's value model) if it has one. Metrics are logged per step; with an output folder the complete
+run state is saved every `save_every` steps (runs.py), so a run can resume bit for bit.
+"""
+
+import time
+from dataclasses import dataclass, field
+
+import torch
+from tqdm.auto import tqdm
+
+from . import evaluation, runs
+from .kl import k3
+from .paradigm import surrogate_loss
+from .rewards import rule_reward
+from .wiring import coefficient_of, policy_logp, prepare, step_of
+
+
+@dataclass
+class Run:
+    """What `train` returns: the trained policy, its metrics and summary."""
+
+    method: str
+    lab: object  # the run's Lab: the caller's, or one built for the run
+    metrics: list = field(default_factory=list)
+    summary: dict = field(default_factory=dict)
+    out: str = None
+    state: object = field(default=None, repr=False)  # runs.Trainer: what a resume needs, at the last step
+
+    @property
+    def policy(self):
+        return self.lab.policy
+
+    @property
+    def tokenizer(self):
+        return self.lab.tokenizer
+
+
+def _warmup(step, total):
+    return min(1.0, (step + 1) / max(1, total // 10))
+
+
+def _stats(step, coef):
+    """The numbers that tell the story of a step (not the surrogate's value: it means nothing)."""
+    m = step.batch.mask.bool()
+    c = coef[m]
+    out = {"coef_mean": c.mean().item(), "coef_std": c.std().item() if c.numel() > 1 else 0.0,
+           "coef_zero_frac": (c == 0).float().mean().item(),
+           "response_len": step.batch.mask.sum(-1).mean().item()}
+    if step.logp_ref is not None:
+        # k3 averaged over the batch estimates KL(pi_theta || pi_ref) when the batch is sampled from
+        # pi_theta; on a frozen source's samples (RFT, DPO) read it as a measure of drift
+        out["kl"] = k3(step.logp.detach()[m], step.logp_ref[m]).mean().item()
+    ratio = (step.logp.detach() - step.logp_old)[m].exp()
+    out["clip_frac"] = ((ratio - 1).abs() > step.cfg.clip_eps).float().mean().item()
+    return out
+
+
+def fit(m, lab, hp, steps, summary, eval_every=None, progress=True, out=None, save_every=None,
+        resume=None):
+    """Train `lab.policy` in place with method `m` for `steps` steps in all; returns a Run.
+
+    summary: the run's summary so far (method, preset, seed, init, ...); `resume`: a state read by
+    `runs.load_state`, to continue where it stopped.
+    """
+    preset, cfg = lab.preset, lab.preset.rl
+    section = getattr(preset, m.section)
+    source = m.data_source(lab)
+    extra = m.extra_loss(lab) if m.extra_loss else None
+    params = [{"params": lab.policy.parameters(), "lr": section.lr}]
+    if extra is not None and list(extra.parameters()):
+        params.append({"params": extra.parameters(), "lr": extra.lr})
+    opt = torch.optim.AdamW(params, weight_decay=0.0)
+    base_lrs = [g["lr"] for g in opt.param_groups]
+    trainer = runs.Trainer(opt, source, m.reward, extra, lab)
+    run = Run(m.name, lab, summary=dict(summary), out=out, state=trainer)
+    elapsed = 0.0
+    if resume is not None:
+        trainer.restore(resume)
+        run.metrics = list(resume["metrics"])
+        elapsed = resume["seconds"]
+    eval_every = eval_every if eval_every is not None else preset.eval_every
+    save_every = save_every if save_every is not None else preset.eval_every
+    epochs = getattr(section, "epochs", 1)
+    t0 = time.time() - elapsed
+    bar = tqdm(range(trainer.step, steps), desc=m.name, disable=not progress, leave=False)
+    for it in bar:
+        for g, base in zip(opt.param_groups, base_lrs):
+            g["lr"] = base * _warmup(it, steps)
+        lab.policy.train()
+        batch = source.next_batch().to(lab.device)
+        prep = prepare(m, lab, batch, extra)
+        logp_old = None
+        for _ in range(epochs):
+            logp = policy_logp(lab.policy, batch)  # (B, T)
+            if logp_old is None:  # pi_old: the policy as it was when this batch's updates began
+                logp_old = logp.detach()
+            step = step_of(prep, logp, logp_old, cfg, hp)
+            coef = coefficient_of(m, step)  # (B, T), detached
+            loss = surrogate_loss(logp, coef, batch.mask)
+            if extra is not None:
+                extra_loss = extra.loss(step)
+                loss = loss + extra_loss
+            opt.zero_grad(set_to_none=True)
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(lab.policy.parameters(), 1.0)
+            opt.step()
+        row = {"step": it + 1, "seconds": round(time.time() - t0, 3)}
+        if m.reward is not None:  # the batch was sampled: how often its answers are right
+            row["accuracy"] = rule_reward(batch.problems, batch.texts).mean().item()
+            row["reward"] = prep.scores.float().mean().item()
+        row.update(_stats(step, coef))
+        if extra is not None:
+            row[getattr(extra, "metric", "extra_loss")] = extra_loss.item()
+        if eval_every and ((it + 1) % eval_every == 0 or it + 1 == steps):
+            row["eval_accuracy"] = evaluation.greedy_accuracy(
+                lab.policy, lab.tokenizer, lab.test_problems[: preset.eval_problems])
+            bar.set_postfix(acc=f"{row['eval_accuracy']:.3f}")
+        run.metrics.append(row)
+        trainer.mark(it + 1)
+        run.summary["seconds"] = round(time.time() - t0, 2)
+        if out and save_every and (it + 1) % save_every == 0 and it + 1 < steps:
+            runs.save_run(run)
+    run.summary["seconds"] = round(time.time() - t0, 2)
+    run.summary["step"] = trainer.step
+    if out:
+        runs.save_run(run)
+    return run

@@ -1,0 +1,77 @@
+"""How a Method meets a batch: the one path the trainer and the model oracle (verify.py) share.
+
+`configure` gives a run its settings (the method's defaults, then the caller's overrides). Once per
+batch, `prepare` scores it and computes log pi_ref, the method's advantages and its extra loss's
+targets; for each update, `step_of` builds the Step and `coefficient_of` runs the method's
+coefficient on it. So the oracle proves the very call that trains. See docs/ARCHITECTURE.md.
+"""
+
+from dataclasses import dataclass, fields, replace
+from typing import Any
+
+import torch
+
+from .paradigm import Step
+from .sampling import token_logp
+
+
+def configure(method, preset, overrides):
+    """(preset, hparams) of a run: the method's defaults and the caller's overrides applied."""
+    section = getattr(preset, method.section)
+    own = {f.name for f in fields(section)}
+    hp_names = {f.name for f in fields(method.hparams)} if method.hparams is not None else set()
+    merged = {**method.defaults, **overrides}  # the caller's word wins
+    unknown = sorted(set(merged) - own - hp_names)
+    if unknown:
+        raise ValueError(f"unknown setting(s) {unknown} for {method.name}; choose from "
+                         f"{sorted(own | hp_names)}")
+    for_section = {k: v for k, v in merged.items() if k in own}
+    for_hp = {k: v for k, v in merged.items() if k in hp_names and k not in own}
+    if for_section:
+        preset = preset.with_(**{method.section: for_section})
+    hp = replace(method.hparams, **for_hp) if method.hparams is not None else None
+    return preset, hp
+
+
+@dataclass
+class Prepared:
+    """What one batch gives every update made on it."""
+
+    batch: Any  # Rollout
+    scores: Any  # (B,) or None
+    logp_ref: Any  # (B, T) or None
+    adv: Any  # (B, T) or None
+    targets: Any  # the extra loss's targets, or None
+
+
+def policy_logp(model, batch):
+    """(B, T) log pi of each response token of `batch` under `model`, 0 off the response."""
+    return token_logp(model, batch.input_ids, batch.attention_mask) * batch.mask  # (B, T)
+
+
+def prepare(method, lab, batch, extra=None, scores=None):
+    """Score `batch` (unless `scores` is given), then its logp_ref, advantages and extra-loss targets."""
+    if scores is None and method.reward is not None:
+        scores = method.reward(batch).to(lab.device)  # (B,)
+    logp_ref = None
+    if method.uses_ref:
+        with torch.no_grad():
+            logp_ref = policy_logp(lab.ref, batch)  # (B, T)
+    adv = method.advantage(lab, batch, scores, logp_ref, extra) if method.advantage else None
+    targets = extra.targets(lab, batch, scores, logp_ref, adv) if extra is not None else None
+    return Prepared(batch, scores, logp_ref, adv, targets)
+
+
+def step_of(prep, logp, logp_old, cfg, hp=None):
+    """The Step of one update: `logp` with grad, `logp_old` the policy's when the batch's updates began."""
+    return Step(prep.batch, prep.scores, logp, logp_old, prep.logp_ref, prep.adv, cfg, hp, prep.targets)
+
+
+def coefficient_of(method, step):
+    """(B, T) GC of `method` on `step`, detached; checked to be one number per token."""
+    coef = method.coefficient(step)
+    if not torch.is_tensor(coef) or coef.shape != step.logp.shape:
+        got = tuple(coef.shape) if torch.is_tensor(coef) else type(coef).__name__
+        raise ValueError(f"method {method.name!r}: its coefficient gave {got}, expected a tensor of "
+                         f"logp's shape {tuple(step.logp.shape)}")
+    return coef.detach()
