@@ -13,11 +13,13 @@ the GC the paper prints.
 """
 from . import paper
 from . import preference
+from . import policy
 from .core import (BETA, EPS, Derivation, check_derivation, clip, clipped_gc, outcome_advantage,
                    sigmoid)
 
 REGISTRY = {**paper.REGISTRY}
 REGISTRY.update(preference.REGISTRY)  # IPO, SimPO, KTO, ORPO
+REGISTRY.update(policy.REGISTRY)  # Dr. GRPO, DAPO, GSPO, CISPO, RLOO, REINFORCE++, ReMax, aggregation, KL terms
 METHODS = tuple(REGISTRY)
 
 
