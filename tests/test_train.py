@@ -24,12 +24,13 @@ def private_cache(tmp_path_factory, monkeypatch):
 
 
 def tiny_method(name):
-    """The method as registered, except that DPO's pairs are built from coin-flip rewards: the tiny
-    preset's untrained model answers nothing right, and a pair needs one right and one wrong sample."""
-    if name != "dpo":
+    """The method as registered, except that preference pairs (DPO, IPO, SimPO, ORPO) are built from
+    coin-flip rewards: the tiny preset's untrained model answers nothing right, and a pair needs one
+    right and one wrong sample."""
+    if METHODS[name].data_source is not PreferencePairs:
         return name
     coin = lambda r: torch.randint(0, 2, (len(r),)).float()
-    return dataclasses.replace(METHODS["dpo"], data_source=lambda lab: PreferencePairs(lab, coin))
+    return dataclasses.replace(METHODS[name], data_source=lambda lab: PreferencePairs(lab, coin))
 
 
 @pytest.mark.slow
@@ -42,7 +43,8 @@ def test_every_method_runs_and_logs(method):
     for key in ("coef_mean", "coef_std", "seconds", "eval_accuracy"):
         assert key in last and last[key] == last[key]  # present and not NaN
     if method != "sft":
-        assert "kl" in last and "reward" in last and "accuracy" in last
+        assert "reward" in last and "accuracy" in last
+        assert ("kl" in last) == METHODS[method].uses_ref  # SimPO and ORPO compute no logp_ref
     if method == "ppo":
         assert "value_loss" in last
     assert all(torch.isfinite(p).all() for p in run.policy.parameters())

@@ -21,6 +21,8 @@ from . import coefficients as C, objectives as O
 from .advantages import gae, group_relative_process
 from .data import FixedDataset, FrozenPolicySamples, PolicySamples, PreferencePairs
 from .kl import k1
+from .methods_policy import POLICY
+from .methods_preference import PREFERENCE
 from .models import ValueModel
 from .paradigm import Method
 from .rewards import RuleReward, process_rewards
@@ -172,6 +174,8 @@ GRPO_PROCESS = Method("grpo-process", PolicySamples, rule, grpo_gc, objective=gr
                       summary="GRPO with per-step (process) rewards")
 
 METHODS = {m.name: m for m in (SFT, RFT, ONLINE_RFT, DPO, PPO, GRPO, GRPO_PROCESS)}
+METHODS.update({m.name: m for m in PREFERENCE})  # IPO, SimPO, KTO, ORPO: methods_preference.py
+METHODS.update({m.name: m for m in POLICY})  # Dr. GRPO, DAPO, GSPO, CISPO, RLOO, REINFORCE++, ReMax: methods_policy.py
 
 
 def get_method(name):

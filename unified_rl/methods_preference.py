@@ -1,0 +1,145 @@
+"""The preference family beside DPO as Method values: IPO, SimPO, KTO and ORPO.
+
+| method | data source      | reward       | GC                                                     |
+|--------|------------------|--------------|--------------------------------------------------------|
+| ipo    | PreferencePairs  | rule (pairs) | +-(1/tau - 2 (x+ - x-)): linear, reverses past target  |
+| simpo  | PreferencePairs  | rule (pairs) | +-beta sigma(gamma - beta (l+ - l-)); no pi_ref        |
+| kto    | LabelledSamples  | rule (labels)| +-lambda_y beta sigma(z) sigma(-z), z = beta (x - z0)  |
+| orpo   | PreferencePairs  | rule (pairs) | SFT's 1 on chosen + the odds-ratio term; no pi_ref     |
+
+x is the length-normalised log-ratio to pi_ref, l the mean log-prob (coefficients/preference.py).
+Pair methods see PreferencePairs' 2B rows (B chosen, then their B rejected partners); KTO sees
+LabelledSamples' B labelled rows, then B mismatched rows for its reference point z0. Either way
+the surrogate averages over 2B rows and each objective over B pairs (or B responses): every GC
+here is twice the paper's, as `methods.dpo_gc` is for DPO. Each method's settings are a frozen
+dataclass (`Method.hparams`): train("ipo", ipo_tau=2.0) sets them.
+"""
+
+from dataclasses import dataclass
+
+import torch
+
+from . import coefficients as C, objectives as O
+from .data import PreferencePairs
+from .data_preference import LabelledSamples
+from .paradigm import Method
+from .rewards import RuleReward
+
+rule = RuleReward()
+
+
+def _halves(*xs):
+    """The (first, second) halves of each per-row tensor: chosen/rejected, or labelled/mismatched."""
+    from .methods import pairs  # methods.py registers the methods below: import it at call time
+    return [pairs(x) for x in xs]
+
+
+@dataclass(frozen=True)
+class IPOConfig:
+    """IPO (arXiv 2310.12036)."""
+
+    ipo_tau: float = 5.0
+    """tau: the margin x+ - x- (per token) is regressed onto 1/(2 tau)"""
+
+
+@dataclass(frozen=True)
+class SimPOConfig:
+    """SimPO (arXiv 2405.14734)."""
+
+    simpo_beta: float = 2.0
+    """beta: scale of the reward beta * (mean log-prob) (eq 4)"""
+    simpo_gamma: float = 1.0
+    """gamma: target reward margin (eq 5)"""
+
+
+@dataclass(frozen=True)
+class KTOConfig:
+    """KTO (arXiv 2402.01306)."""
+
+    kto_beta: float = 0.1
+    """beta: as DPO's, the scale of the implicit reward"""
+    kto_lam_d: float = 1.0
+    """lambda_D: weight of desirable responses"""
+    kto_lam_u: float = 1.0
+    """lambda_U: weight of undesirable responses"""
+
+
+@dataclass(frozen=True)
+class ORPOConfig:
+    """ORPO (arXiv 2403.07691)."""
+
+    orpo_lambda: float = 0.1
+    """lambda: weight of the odds-ratio loss beside the SFT loss (eq 6)"""
+
+
+def ipo_gc(step):
+    (lc, lr), (rc, rr), (mc, mr) = _halves(step.logp, step.logp_ref, step.batch.mask)
+    cc, cr = C.ipo(lc, rc, mc, lr, rr, mr, step.hp.ipo_tau)
+    return 2 * torch.cat([cc, cr])  # (2B, T): the surrogate averages 2B rows, eq 17 B pairs
+
+
+def ipo_objective(step):
+    (lc, lr), (rc, rr), (mc, mr) = _halves(step.logp, step.logp_ref, step.batch.mask)
+    return O.ipo(lc, rc, mc, lr, rr, mr, step.hp.ipo_tau)
+
+
+def simpo_gc(step):
+    (lc, lr), (mc, mr) = _halves(step.logp, step.batch.mask)
+    cc, cr = C.simpo(lc, mc, lr, mr, step.hp.simpo_beta, step.hp.simpo_gamma)
+    return 2 * torch.cat([cc, cr])  # (2B, T)
+
+
+def simpo_objective(step):
+    (lc, lr), (mc, mr) = _halves(step.logp, step.batch.mask)
+    return O.simpo(lc, mc, lr, mr, step.hp.simpo_beta, step.hp.simpo_gamma)
+
+
+def _kto_inputs(step):
+    """(logp, logp_ref, mask, desirable, z0) of the labelled half; z0 from the mismatched half, detached."""
+    (lp, lp_kl), (ref, ref_kl), (m, m_kl) = _halves(step.logp, step.logp_ref, step.batch.mask)
+    desirable = (_halves(step.scores)[0][0] > 0.5).to(m.dtype)  # (B,) the reward's label
+    return lp, ref, m, desirable, C.kto_reference_point(lp_kl, ref_kl, m_kl)
+
+
+def kto_gc(step):
+    lp, ref, m, desirable, z0 = _kto_inputs(step)
+    hp = step.hp
+    c = C.kto(lp, ref, m, desirable, z0, hp.kto_beta, hp.kto_lam_d, hp.kto_lam_u)
+    return 2 * torch.cat([c, torch.zeros_like(c)])  # (2B, T): the mismatched rows only give z0
+
+
+def kto_objective(step):
+    lp, ref, m, desirable, z0 = _kto_inputs(step)
+    hp = step.hp
+    return O.kto(lp, ref, m, desirable, z0, hp.kto_beta, hp.kto_lam_d, hp.kto_lam_u)
+
+
+def orpo_gc(step):
+    (lc, lr), (mc, mr) = _halves(step.logp, step.batch.mask)
+    cc, cr = C.orpo(lc, mc, lr, mr, step.hp.orpo_lambda)
+    return 2 * torch.cat([cc, cr])  # (2B, T)
+
+
+def orpo_objective(step):
+    (lc, lr), (mc, mr) = _halves(step.logp, step.batch.mask)
+    return O.orpo(lc, mc, lr, mr, step.hp.orpo_lambda)
+
+
+IPO = Method("ipo", PreferencePairs, rule, ipo_gc, objective=ipo_objective, hparams=IPOConfig(),
+             paper="IPO eq 17, Azar et al., arXiv 2310.12036",
+             summary="regress the log-ratio margin onto 1/(2 tau): no saturation, pulls back past it",
+             defaults={"lr": 3e-5, "steps": 60})
+SIMPO = Method("simpo", PreferencePairs, rule, simpo_gc, objective=simpo_objective, uses_ref=False,
+               hparams=SimPOConfig(), paper="SimPO eq 4-6, Meng et al., arXiv 2405.14734",
+               summary="DPO on mean log-probs with a target margin gamma, no reference model",
+               defaults={"lr": 1e-5, "steps": 60})
+KTO = Method("kto", LabelledSamples, rule, kto_gc, objective=kto_objective, hparams=KTOConfig(),
+             paper="KTO sec 4.1 (eq 7-9), Ethayarajh et al., arXiv 2402.01306",
+             summary="unpaired: raise desirable, lower undesirable samples around a reference point z0",
+             defaults={"lr": 1e-5, "steps": 60})
+ORPO = Method("orpo", PreferencePairs, rule, orpo_gc, objective=orpo_objective, uses_ref=False,
+              hparams=ORPOConfig(), paper="ORPO eq 3-10, Hong et al., arXiv 2403.07691",
+              summary="SFT on the chosen answer plus an odds-ratio penalty on the rejected, no reference",
+              defaults={"lr": 1e-4, "steps": 60})
+
+PREFERENCE = (IPO, SIMPO, KTO, ORPO)
