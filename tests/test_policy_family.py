@@ -116,12 +116,13 @@ def test_reinforce_pp(case, aggregation, beta, with_baseline):
 
 
 @settings(max_examples=40, deadline=None)
-@given(CASES, st.sampled_from(AGGS))
-def test_remax(case, aggregation):
+@given(CASES, st.sampled_from(AGGS), st.booleans())
+def test_remax(case, aggregation, off_policy):
     seed, _, n, T = case
     d = make(seed, 2, n, T)
-    J = OP.remax(d["logp"], d["rewards"], d["mask"], aggregation, 3.0)
-    coef = CP.remax(d["rewards"], d["mask"], aggregation=aggregation, max_len=3.0)
+    kw = dict(logp_old=d["logp_old"], clip_eps=0.2) if off_policy else {}
+    J = OP.remax(d["logp"], d["rewards"], d["mask"], aggregation, 3.0, **kw)
+    coef = CP.remax(d["rewards"], d["mask"], logp=d["logp"], aggregation=aggregation, max_len=3.0, **kw)
     assert agree(J, coef, d)
     assert (coef[1::2] == 0).all()  # the greedy row is only a baseline
 

@@ -241,12 +241,13 @@ def reinforce_pp(adv, mask, *, logp=None, logp_old=None, clip_eps=None, aggregat
     return _out(aggregation_weight(mask, aggregation, max_len=max_len) * term, mask)
 
 
-def remax(rewards, mask, *, aggregation="constant", max_len=1.0):
+def remax(rewards, mask, *, logp=None, logp_old=None, clip_eps=None, aggregation="constant", max_len=1.0):
     """ReMax (arXiv 2310.10505, Algorithm 1): REINFORCE with the greedy response's reward as baseline.
 
     Rows come in pairs (group_size 2): a sampled response, then the greedy one for the same
     question. J = E[(R(o) - R(o_greedy)) log pi(o | q)]: GC = 2 |o| (R - R_greedy) on the sampled
     row (2: eq 5 averages over both rows of a pair), 0 on the greedy row, which is only a baseline.
+    With logp_old and clip_eps, the PPO-clipped form (for reuse of a batch).
     >>> remax(torch.tensor([1., 0.]), torch.tensor([[1., 1.], [1., 0.]]))
     tensor([[4., 4.],
             [0., 0.]])
@@ -254,9 +255,13 @@ def remax(rewards, mask, *, aggregation="constant", max_len=1.0):
     mask = _mask(mask)
     r = _checks.per_sequence(rewards, "rewards", mask.shape[0])
     _checks.groups(mask.shape[0], 2)
+    if (logp_old is None) != (clip_eps is None):
+        raise ValueError("the clipped ReMax coefficient needs logp, logp_old and clip_eps together")
     pairs = r.double().view(-1, 2)  # (n, 2): sampled, greedy
     adv = torch.zeros_like(pairs)
     adv[:, 0] = pairs[:, 0] - pairs[:, 1]
     weight = torch.zeros_like(pairs)
     weight[:, 0] = 2 * aggregation_weight(mask[0::2], aggregation, max_len=max_len).flatten().double()
-    return _out(_per_token((weight * adv).view(-1), mask), mask)
+    low, high = _clip_range(0.0 if clip_eps is None else clip_eps, None)
+    term = _ratio_term(_per_token(adv.view(-1), mask), logp, logp_old, mask, low, high)  # (B, T)
+    return _out(_per_token(weight.view(-1), mask) * term, mask)

@@ -111,15 +111,19 @@ def rloo(logp, rewards, group_size, mask, aggregation="constant", max_len=1.0, *
 
 
 def reinforce_pp(logp, logp_old, logp_ref, rewards, mask, beta, clip_eps, group_size=1, eps=1e-6,
-                 aggregation="seq-mean-token-mean"):
+                 aggregation="seq-mean-token-mean", *, kl_logp=None):
     """REINFORCE++ (arXiv 2501.03262): PPO's clipped objective on A_t = R - beta sum_{i >= t} KL(i),
-    KL(i) = log(pi_old / pi_ref), normalised over the batch's tokens (group mean subtracted if G > 1)."""
+    KL(i) = log(pi_old / pi_ref), normalised over the batch's tokens (group mean subtracted if G > 1).
+
+    kl_logp: the sampler's log-probs the KL is measured with (default logp_old).
+    """
     logp, mask = _setup(logp, mask)
     r = _rewards(rewards, group_size, mask)
     if group_size > 1:
         r = r - r.mean(-1, keepdim=True)
     old = _checks.per_token(logp_old, "logp_old", mask)
-    kl_t = ((old - _checks.per_token(logp_ref, "logp_ref", mask)) * mask).double()  # (B, T) k1 of the sampler
+    sampler = old if kl_logp is None else _checks.per_token(kl_logp, "kl_logp", mask)
+    kl_t = ((sampler - _checks.per_token(logp_ref, "logp_ref", mask)) * mask).double()  # (B, T) k1 of the sampler
     later = torch.stack([kl_t[:, t:].sum(-1) for t in range(mask.shape[1])], 1)  # sum_{i >= t} KL(i)
     A = r.view(-1, 1) - beta * later  # (B, T)
     on = mask.bool()
@@ -127,13 +131,21 @@ def reinforce_pp(logp, logp_old, logp_ref, rewards, mask, beta, clip_eps, group_
     return _aggregate(_min_clip(torch.exp(logp - old), A, clip_eps, clip_eps), mask, aggregation)
 
 
-def remax(logp, rewards, mask, aggregation="constant", max_len=1.0):
-    """ReMax (arXiv 2310.10505): E[(R(o) - R(o_greedy)) log pi(o | q)]; rows are (sampled, greedy) pairs."""
+def remax(logp, rewards, mask, aggregation="constant", max_len=1.0, *, logp_old=None, clip_eps=None):
+    """ReMax (arXiv 2310.10505): E[(R(o) - R(o_greedy)) log pi(o | q)]; rows are (sampled, greedy) pairs.
+
+    With logp_old, PPO's clipped form on the sampled rows.
+    """
     logp, mask = _setup(logp, mask)
     r = _rewards(rewards, 2, mask)  # (n, 2)
     sampled = slice(0, None, 2)
-    adv = (r[:, 0] - r[:, 1]).to(mask.dtype)[:, None]  # (n, 1)
-    return _aggregate(adv * logp[sampled], mask[sampled], aggregation, None, max_len)
+    adv = (r[:, 0] - r[:, 1]).to(mask.dtype)[:, None].expand_as(mask[sampled])  # (n, T)
+    if logp_old is None:
+        terms = adv * logp[sampled]  # REINFORCE, as printed
+    else:
+        ratio = torch.exp(logp[sampled] - _checks.per_token(logp_old, "logp_old", mask)[sampled])
+        terms = _min_clip(ratio, adv, clip_eps, clip_eps)
+    return _aggregate(terms, mask[sampled], aggregation, None, max_len)
 
 
 def kl_penalty(logp, logp_ref, mask, beta, estimator="k3", *, logp_old=None):

@@ -1,0 +1,68 @@
+"""Data sources of the policy family: DAPO's dynamic sampling and ReMax's greedy baseline.
+
+| source              | D in eq 5                                                   | used by |
+|---------------------|-------------------------------------------------------------|---------|
+| DynamicSampling     | groups of pi_theta samples whose answers are not all equal  | DAPO    |
+| GreedyBaselinePairs | one pi_theta sample and the greedy answer per question      | ReMax   |
+
+Both subclass `data._Source` (its question RNG is their whole state: nothing is buffered between
+batches), so a resumed run continues the same stream (docs/ARCHITECTURE.md).
+"""
+
+from .data import PolicySamples, _Source
+from .rewards import RuleReward
+from .sampling import cat_rollouts, sample
+
+
+class DynamicSampling(PolicySamples):
+    """DAPO §3.2: drop the groups whose G answers are all right or all wrong, and sample more.
+
+    Such a group has A-hat = 0 for every answer, so its GC is 0 (DAPO has no KL term): it costs G
+    samples and moves nothing. The source keeps drawing batches of prompts_per_step questions until
+    it has prompts_per_step informative groups, or `max_draws` batches (then it returns those it has;
+    if none, the last batch, whose step is then a no-op). `drawn` records the samples each batch
+    cost, to compare methods at an equal sampling budget.
+    """
+
+    max_draws = 4
+
+    def __init__(self, lab, reward=None):
+        super().__init__(lab)
+        self.reward = RuleReward() if reward is None else reward  # DAPO filters on accuracy
+        self.drawn = []
+
+    def next_batch(self):
+        lab, cfg = self.lab, self.lab.preset.rl
+        want, G = cfg.prompts_per_step, cfg.group_size
+        kept, n_kept, cost = [], 0, 0
+        for _ in range(self.max_draws):
+            r = sample(lab.policy, lab.tokenizer, self.questions(want), group_size=G, temperature=cfg.temperature)
+            cost += len(r)
+            right = self.reward(r).view(-1, G)  # (n_groups, G)
+            groups = ((right.amax(1) != right.amin(1)).nonzero().flatten().tolist())[: want - n_kept]
+            if groups:
+                kept.append(r.select([g * G + j for g in groups for j in range(G)], group_size=G))
+                n_kept += len(groups)
+            if n_kept == want:
+                break
+        self.drawn.append(cost)
+        if not kept:
+            return r  # every group of every draw was all-equal: GC 0, nothing to learn this step
+        return cat_rollouts(kept, pad_token_id=lab.tokenizer.pad_token_id) if len(kept) > 1 else kept[0]
+
+
+class GreedyBaselinePairs(_Source):
+    """ReMax: per question, one sample of pi_theta and pi_theta's greedy answer (the baseline).
+
+    Rows come in pairs (sampled, greedy), group_size 2. To spend the same number of generated
+    responses per step as the group methods, it asks prompts_per_step * group_size / 2 questions.
+    """
+
+    def next_batch(self):
+        lab, cfg = self.lab, self.lab.preset.rl
+        problems = self.questions(max(1, cfg.prompts_per_step * cfg.group_size // 2))
+        sampled = sample(lab.policy, lab.tokenizer, problems, group_size=1, temperature=cfg.temperature)
+        greedy = sample(lab.policy, lab.tokenizer, problems, group_size=1, greedy=True)
+        both = cat_rollouts([sampled, greedy], pad_token_id=lab.tokenizer.pad_token_id)  # n sampled, n greedy
+        n = len(problems)
+        return both.select([i for k in range(n) for i in (k, n + k)], group_size=2)

@@ -1,0 +1,207 @@
+"""The policy-gradient family after DeepSeekMath as Method values: data source, reward, GC, objective.
+
+| method      | data source         | reward          | GC (coefficients/policy.py)                             |
+|-------------|---------------------|-----------------|---------------------------------------------------------|
+| dr-grpo     | PolicySamples       | rule            | |o|/L (r - mean r) + KL term: no std, no 1/|o|          |
+| dapo        | DynamicSampling     | rule + overlong | G|o|/sum|o| * clip-higher(r A-hat); no KL                |
+| gspo        | PolicySamples       | rule            | s_i A-hat, one clipped ratio per sequence; no KL        |
+| cispo       | PolicySamples       | rule            | G|o|/sum|o| * clip(r) A-hat, never 0; no KL             |
+| rloo        | PolicySamples       | rule            | |o| (r - mean of the others); no KL                     |
+| reinforce++ | PolicySamples       | rule            | batch-normalised return with the k1 KL in it            |
+| remax       | GreedyBaselinePairs | rule            | 2|o| (r - r_greedy) on the sampled row, 0 on the greedy |
+
+Every coefficient is the exact gradient of its objective also when a batch is reused (epochs > 1:
+the clipped forms read logp_old), so each is `off_policy` and the model oracle checks both. Each
+method's own settings are a frozen dataclass (`Method.hparams`): train("dapo", clip_eps_high=0.3).
+Aggregation ("seq-mean-token-mean", "token-mean", "constant") is one of them for every method.
+"""
+
+from dataclasses import dataclass
+
+from . import coefficients as C, objectives as O
+from .data import PolicySamples
+from .data_policy import DynamicSampling, GreedyBaselinePairs
+from .paradigm import Method
+from .rewards import RuleReward
+from .rewards_policy import OverlongReward
+
+rule = RuleReward()
+
+
+@dataclass(frozen=True)
+class DrGRPOConfig:
+    """Dr. GRPO (arXiv 2503.20783)."""
+
+    max_len: float = 17.0
+    """L, the constant normaliser: the cpu preset's sampling budget (12 + EOS + 4). It scales every
+    step's gradient alike, which AdamW undoes (up to its eps): only the per-row |o_i| matters"""
+    aggregation: str = "constant"
+    """seq-mean-token-mean, token-mean or constant (Dr. GRPO's)"""
+
+
+@dataclass(frozen=True)
+class DAPOConfig:
+    """DAPO (arXiv 2503.14476); eps_low is RLConfig.clip_eps."""
+
+    clip_eps_high: float = 0.28
+    """eps_high of clip-higher (the paper's 0.28 beside eps_low = 0.2)"""
+    aggregation: str = "token-mean"
+    """DAPO's token-mean over each group"""
+    max_len: float = 17.0
+    """L, used only by the constant aggregation"""
+
+
+@dataclass(frozen=True)
+class GSPOConfig:
+    """GSPO (arXiv 2507.18071): sequence ratios sit near 1, so its clip range is narrow."""
+
+    gspo_clip_eps: float = 3e-4
+    """lower clip of the sequence ratio s_i (the paper's 3e-4)"""
+    gspo_clip_eps_high: float = 4e-4
+    """upper clip of s_i (the paper's 4e-4)"""
+    aggregation: str = "seq-mean-token-mean"
+    """GSPO's 1/G sum_i over sequences"""
+    max_len: float = 17.0
+    """L, used only by the constant aggregation"""
+
+
+@dataclass(frozen=True)
+class CISPOConfig:
+    """CISPO (arXiv 2506.13585): the paper tunes only the upper bound of the weight."""
+
+    cispo_clip_eps_high: float = 0.28
+    """the weight is min(r, 1 + eps_high); 0.28 is this lab's choice (DAPO's eps_high)"""
+    aggregation: str = "token-mean"
+    """CISPO's token-mean"""
+    max_len: float = 17.0
+    """L, used only by the constant aggregation"""
+
+
+@dataclass(frozen=True)
+class SequenceConfig:
+    """RLOO (arXiv 2402.14740) and ReMax (arXiv 2310.10505): REINFORCE on whole sequences."""
+
+    aggregation: str = "constant"
+    """log pi(o | q) = sum_t logp: a token sum, the constant normaliser with L = 1"""
+    max_len: float = 1.0
+    """L of the constant normaliser (1: the token sum the papers write)"""
+
+
+@dataclass(frozen=True)
+class ReinforcePPConfig:
+    """REINFORCE++ (arXiv 2501.03262); its KL weight is RLConfig.beta."""
+
+    aggregation: str = "seq-mean-token-mean"
+    """how the per-token PPO terms are averaged"""
+    max_len: float = 17.0
+    """L, used only by the constant aggregation"""
+
+
+def _agg(step):
+    return dict(aggregation=step.hp.aggregation, max_len=step.hp.max_len)
+
+
+def _clip(step):
+    return dict(logp_old=step.logp_old, clip_eps=step.cfg.clip_eps)
+
+
+def _g(step):
+    return step.batch.group_size
+
+
+def dr_grpo_gc(step):
+    return C.dr_grpo(step.scores, _g(step), step.logp, step.logp_ref, step.batch.mask, step.cfg.beta,
+                     step.hp.max_len, aggregation=step.hp.aggregation, **_clip(step))
+
+
+def dr_grpo_objective(step):
+    return O.dr_grpo(step.logp, step.logp_old, step.logp_ref, step.scores, _g(step), step.batch.mask,
+                     step.cfg.beta, step.cfg.clip_eps, step.hp.max_len, step.hp.aggregation)
+
+
+def dapo_gc(step):
+    return C.dapo(step.scores, _g(step), step.logp, step.logp_old, step.batch.mask, step.cfg.clip_eps,
+                  step.hp.clip_eps_high, **_agg(step))
+
+
+def dapo_objective(step):
+    return O.dapo(step.logp, step.logp_old, step.scores, _g(step), step.batch.mask, step.cfg.clip_eps,
+                  step.hp.clip_eps_high, **_agg(step))
+
+
+def gspo_gc(step):
+    return C.gspo(step.scores, _g(step), step.logp, step.logp_old, step.batch.mask, step.hp.gspo_clip_eps,
+                  step.hp.gspo_clip_eps_high, **_agg(step))
+
+
+def gspo_objective(step):
+    return O.gspo(step.logp, step.logp_old, step.scores, _g(step), step.batch.mask, step.hp.gspo_clip_eps,
+                  step.hp.gspo_clip_eps_high, **_agg(step))
+
+
+def cispo_gc(step):
+    return C.cispo(step.scores, _g(step), step.logp, step.logp_old, step.batch.mask,
+                   step.hp.cispo_clip_eps_high, **_agg(step))
+
+
+def cispo_objective(step):
+    return O.cispo(step.logp, step.logp_old, step.scores, _g(step), step.batch.mask,
+                   step.hp.cispo_clip_eps_high, **_agg(step))
+
+
+def rloo_gc(step):
+    return C.rloo(step.scores, _g(step), step.batch.mask, logp=step.logp, **_clip(step), **_agg(step))
+
+
+def rloo_objective(step):
+    return O.rloo(step.logp, step.scores, _g(step), step.batch.mask, step.hp.aggregation, step.hp.max_len,
+                  **_clip(step))
+
+
+def reinforce_pp_advantage(lab, batch, scores, logp_ref, extra):
+    """A_t = R - beta sum_{t' >= t} log(pi_old / pi_ref), normalised over the batch, once per batch."""
+    return C.reinforce_pp_advantage(scores, batch.logp, logp_ref, batch.mask, lab.preset.rl.beta,
+                                    batch.group_size)
+
+
+def reinforce_pp_gc(step):
+    return C.reinforce_pp(step.adv, step.batch.mask, logp=step.logp, **_clip(step), **_agg(step))
+
+
+def reinforce_pp_objective(step):
+    return O.reinforce_pp(step.logp, step.logp_old, step.logp_ref, step.scores, step.batch.mask, step.cfg.beta,
+                          step.cfg.clip_eps, _g(step), aggregation=step.hp.aggregation, kl_logp=step.batch.logp)
+
+
+def remax_gc(step):
+    return C.remax(step.scores, step.batch.mask, logp=step.logp, **_clip(step), **_agg(step))
+
+
+def remax_objective(step):
+    return O.remax(step.logp, step.scores, step.batch.mask, step.hp.aggregation, step.hp.max_len, **_clip(step))
+
+
+DR_GRPO = Method("dr-grpo", PolicySamples, rule, dr_grpo_gc, objective=dr_grpo_objective, off_policy=True,
+                 hparams=DrGRPOConfig(), paper="Dr. GRPO, Liu et al., arXiv 2503.20783 (Figure 1)",
+                 summary="GRPO without the std and the 1/|o| (a constant normaliser)")
+DAPO = Method("dapo", DynamicSampling, OverlongReward(), dapo_gc, objective=dapo_objective, uses_ref=False,
+              off_policy=True, hparams=DAPOConfig(), paper="DAPO, Yu et al., arXiv 2503.14476 (§3)",
+              summary="clip-higher, dynamic sampling, token-mean, overlong shaping; no KL")
+GSPO = Method("gspo", PolicySamples, rule, gspo_gc, objective=gspo_objective, uses_ref=False, off_policy=True,
+              hparams=GSPOConfig(), paper="GSPO, Zheng et al., arXiv 2507.18071",
+              summary="one importance ratio per sequence, clipped at the sequence level; no KL")
+CISPO = Method("cispo", PolicySamples, rule, cispo_gc, objective=cispo_objective, uses_ref=False,
+               off_policy=True, hparams=CISPOConfig(), paper="CISPO, MiniMax-M1, arXiv 2506.13585 (§3.1)",
+               summary="a clipped stop-gradient ratio weighs every token, none dropped; no KL")
+RLOO = Method("rloo", PolicySamples, rule, rloo_gc, objective=rloo_objective, uses_ref=False, off_policy=True,
+              hparams=SequenceConfig(), paper="RLOO, Ahmadian et al., arXiv 2402.14740",
+              summary="REINFORCE with the leave-one-out baseline: k/(k-1) (r - mean), no std; no KL")
+REINFORCE_PP = Method("reinforce++", PolicySamples, rule, reinforce_pp_gc, objective=reinforce_pp_objective,
+                      advantage=reinforce_pp_advantage, off_policy=True, hparams=ReinforcePPConfig(),
+                      paper="REINFORCE++, Hu et al., arXiv 2501.03262",
+                      summary="returns with the k1 KL in them, normalised over the whole batch")
+REMAX = Method("remax", GreedyBaselinePairs, rule, remax_gc, objective=remax_objective, uses_ref=False,
+               off_policy=True, hparams=SequenceConfig(), paper="ReMax, Li et al., arXiv 2310.10505",
+               summary="REINFORCE with the greedy answer's reward as the baseline; no KL")
+
+POLICY = (DR_GRPO, DAPO, GSPO, CISPO, RLOO, REINFORCE_PP, REMAX)
