@@ -18,15 +18,15 @@ from .sampling import RESPONSE_SLACK
 def overlong_penalty(lengths, max_len, cache_len):
     """R_length of DAPO for response lengths (B,) in tokens; 0 up to max_len - cache_len, -1 beyond max_len.
 
-    >>> overlong_penalty(torch.tensor([10, 14, 16, 17, 18]), max_len=17, cache_len=4)
-    tensor([ 0.0000,  0.0000, -0.5000, -0.7500, -1.0000])
+    >>> overlong_penalty(torch.tensor([10, 13, 15, 17, 18]), max_len=17, cache_len=4)
+    tensor([ 0.0000,  0.0000, -0.5000, -1.0000, -1.0000])
     """
     lengths = torch.as_tensor(lengths, dtype=torch.float64)
     if not cache_len > 0 or not max_len > cache_len:
         raise ValueError(f"need 0 < cache_len < max_len, got cache_len={cache_len}, max_len={max_len}")
     soft = ((max_len - cache_len) - lengths) / cache_len  # (B,) linear in the last cache_len tokens
     out = torch.where(lengths <= max_len - cache_len, torch.zeros_like(soft), soft)
-    return torch.where(lengths > max_len, -torch.ones_like(soft), out)
+    return torch.where(lengths > max_len, -torch.ones_like(soft), out).to(torch.get_default_dtype())
 
 
 class OverlongReward:
