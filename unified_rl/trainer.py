@@ -42,13 +42,21 @@ def max_steps_cap():
 
 def _check_resume(saved, method, seed, preset):
     """A resumed run continues with the settings it was started with, or not at all."""
-    config = json.loads(json.dumps(dataclasses.asdict(preset)))
+    now, was = _flat(dataclasses.asdict(preset)), _flat(saved.get("config") or {})
     diff = [k for k, v in (("method", method), ("seed", seed)) if saved.get(k) != v]
-    diff += [f"preset {k}" for k in config if config[k] != (saved.get("config") or {}).get(k)]
+    diff += [k for k in sorted(set(now) | set(was)) if now.get(k) != was.get(k)]
     if diff:
         raise ValueError(f"the run in this folder was started as {saved.get('method')}, preset "
-                         f"{saved.get('preset')}, seed {saved.get('seed')}, with other settings ({', '.join(diff)} "
-                         "differ); resume it with the same ones")
+                         f"{saved.get('preset')}, seed {saved.get('seed')}; {', '.join(diff)} differ now: "
+                         "resume it with the settings it started with")
+
+
+def _flat(config, prefix=""):
+    """{"rl.lr": 1e-4, ...}: nested settings as dotted names, JSON-normalised."""
+    out = {}
+    for k, v in json.loads(json.dumps(config)).items():
+        out.update(_flat(v, f"{prefix}{k}.") if isinstance(v, dict) else {f"{prefix}{k}": v})
+    return out
 
 
 def train(method="grpo", preset="auto", steps=None, seed=0, init=None, out=None, progress=True,

@@ -1,0 +1,187 @@
+"""The run folder: never overwritten silently, never half-written, never a way to run code; the SFT
+cache: keyed by what changes the model, a race loser leaves nothing, a broken entry is named."""
+
+import json
+import os
+import pickle
+import stat
+
+import pytest
+import torch
+
+from unified_rl import cache, runs
+from unified_rl.presets import get_preset
+from unified_rl.trainer import train
+
+
+@pytest.fixture(autouse=True)
+def private_cache(tmp_path_factory, monkeypatch):
+    monkeypatch.setenv("UNIFIED_RL_CACHE", str(tmp_path_factory.getbasetemp() / "cache"))
+
+
+@pytest.fixture(scope="module")
+def finished(tmp_path_factory):
+    """A finished one-step SFT run folder (copied by each test that changes it)."""
+    out = str(tmp_path_factory.mktemp("runs") / "sft")
+    train("sft", preset="tiny", steps=1, out=out, progress=False)
+    return out
+
+
+def copy_of(folder, tmp_path):
+    import shutil
+    dst = str(tmp_path / "run")
+    shutil.copytree(folder, dst)
+    return dst
+
+
+def weights(out):
+    from safetensors.torch import load_file
+    return load_file(os.path.join(out, "checkpoint", "model.safetensors"))
+
+
+def test_a_finished_run_is_complete(finished):
+    assert runs.is_complete(finished)
+    assert sorted(os.listdir(finished)) == ["COMPLETE", "checkpoint", "metrics.jsonl", "state.pt", "summary.json"]
+    assert not [f for f in os.listdir(os.path.dirname(finished)) if f.startswith(".")]  # no leftovers
+
+
+def test_an_existing_run_is_kept_unless_overwrite(finished, tmp_path):
+    out = copy_of(finished, tmp_path)
+    before = open(os.path.join(out, "summary.json")).read()
+    with pytest.raises(ValueError, match="already holds a run.*--overwrite"):
+        train("sft", preset="tiny", steps=2, out=out, progress=False)
+    assert open(os.path.join(out, "summary.json")).read() == before
+    run = train("sft", preset="tiny", steps=2, out=out, progress=False, overwrite=True)
+    assert json.load(open(os.path.join(out, "summary.json")))["steps"] == 2 and len(run.metrics) == 2
+
+
+def test_a_kill_during_a_save_leaves_the_old_complete_run(finished, tmp_path, monkeypatch):
+    out = copy_of(finished, tmp_path)
+    old_summary, old_weights = open(os.path.join(out, "summary.json")).read(), weights(out)
+
+    def killed(*a, **k):
+        raise KeyboardInterrupt  # the process dies while the new checkpoint is being written
+
+    monkeypatch.setattr(runs, "save_checkpoint", killed)
+    with pytest.raises(KeyboardInterrupt):
+        train("sft", preset="tiny", steps=2, out=out, progress=False, overwrite=True)
+    runs.recover(out)
+    assert open(os.path.join(out, "summary.json")).read() == old_summary
+    assert all(torch.equal(v, weights(out)[k]) for k, v in old_weights.items())
+    assert not [f for f in os.listdir(tmp_path) if f.startswith(".")]
+
+
+def test_a_kill_between_the_renames_is_finished_by_recover(finished, tmp_path):
+    out = copy_of(finished, tmp_path)
+    new = str(tmp_path / ".run.new-999999999")  # a dead process's complete new save ...
+    old = str(tmp_path / ".run.old-999999999")
+    os.rename(out, old)  # ... after the old run was moved aside, before the new one moved in
+    import shutil
+    shutil.copytree(old, new)
+    with open(os.path.join(new, "summary.json"), "w") as f:
+        json.dump({"the": "new one"}, f)
+    runs.recover(out)
+    assert json.load(open(os.path.join(out, "summary.json"))) == {"the": "new one"} and runs.is_complete(out)
+    assert sorted(os.listdir(tmp_path)) == ["run"]
+
+
+class RunsCode:
+    def __init__(self, path):
+        self.path = path
+
+    def __reduce__(self):
+        return (os.system, (f"touch {self.path}",))
+
+
+def test_a_crafted_state_file_runs_no_code(finished, tmp_path):
+    out = copy_of(finished, tmp_path)
+    proof = tmp_path / "code-ran"
+    with open(os.path.join(out, runs.STATE), "wb") as f:
+        pickle.dump({"step": RunsCode(proof)}, f)
+    assert not proof.exists()
+    with pytest.raises(ValueError, match="not a run this package saved"):
+        train("sft", preset="tiny", steps=2, out=out, resume=True, progress=False)
+    assert not proof.exists()
+    torch.save({"step": RunsCode(proof)}, os.path.join(out, runs.STATE))  # the torch.save route too
+    with pytest.raises(ValueError, match="not a run this package saved"):
+        runs.load_state(out)
+    assert not proof.exists()
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root may write anywhere")
+def test_out_must_be_writable_before_training(tmp_path):
+    locked = tmp_path / "locked"
+    locked.mkdir()
+    locked.chmod(stat.S_IRUSR | stat.S_IXUSR)
+    try:
+        with pytest.raises(ValueError, match="cannot write"):
+            train("sft", preset="tiny", steps=1, out=str(locked / "run"), progress=False)
+    finally:
+        locked.chmod(stat.S_IRWXU)
+
+
+def test_out_writability_is_probed(tmp_path, monkeypatch):
+    def refuse(*a, **k):
+        raise PermissionError(13, "Permission denied")
+
+    monkeypatch.setattr(runs.tempfile, "mkdtemp", refuse)
+    with pytest.raises(ValueError, match="cannot write the run to .*Permission denied"):
+        runs.check_out(str(tmp_path / "run"))
+
+
+def test_a_race_loser_leaves_no_temporary_folder(finished, tmp_path):
+    out = copy_of(finished, tmp_path)
+    before = weights(out)
+    run = train("sft", preset="tiny", steps=1, seed=5, progress=False)
+    run.out = out
+    assert runs.save_run(run, replace=False) is False  # a complete entry was there first: kept
+    assert all(torch.equal(v, weights(out)[k]) for k, v in before.items())
+    assert sorted(os.listdir(tmp_path)) == ["run"]
+
+
+def test_the_cache_key_holds_what_changes_the_model(monkeypatch):
+    tiny = get_preset("tiny")
+    key = cache.entry(tiny)
+    assert cache.entry(tiny.with_(n_test=17)) != key  # the split depends on n_test
+    assert cache.entry(tiny.with_(sft={"lr": 1e-3})) != key and cache.entry(tiny, seed=1) != key
+    assert cache.entry(tiny.with_(rl={"lr": 1e-3})) == key  # RL settings do not change the SFT model
+    monkeypatch.setattr(cache, "__version__", "99.0")
+    assert cache.entry(tiny) != key
+
+
+def test_code_version_ignores_prose_only():
+    assert cache._code(cache.__file__) == cache._code(cache.__file__)
+    src = "def f(x):\n    '''doc'''\n    return x  # why\n"
+    other = "def f(x):\n    '''other doc'''\n    # more why\n    return x\n"
+    import ast
+    def norm(s):
+        path = "/tmp/_code_version_probe.py"
+        open(path, "w").write(s)
+        return cache._code(path)
+    assert norm(src) == norm(other) != norm(src.replace("return x", "return x + 1"))
+    ast.parse(src)
+
+
+@pytest.mark.slow
+def test_a_broken_cache_entry_is_named(monkeypatch):
+    tiny = get_preset("tiny")
+    ckpt = cache.sft_checkpoint(tiny, seed=7, progress=False)
+    with open(os.path.join(ckpt, "model.safetensors"), "r+b") as f:
+        f.truncate(100)
+    with pytest.raises(ValueError, match=f"delete {os.path.dirname(ckpt)} to rebuild it"):
+        train("grpo", preset="tiny", seed=7, progress=False)
+    os.remove(os.path.join(os.path.dirname(ckpt), runs.MARKER))  # an entry a kill left unmarked is rebuilt
+    assert cache.sft_checkpoint(tiny, seed=7, progress=False) == ckpt
+    assert runs.is_complete(os.path.dirname(ckpt))
+    train("grpo", preset="tiny", seed=7, steps=1, progress=False)
+
+
+@pytest.mark.slow
+def test_the_same_seed_gives_the_same_run_whether_or_not_the_cache_trained(tmp_path, monkeypatch):
+    monkeypatch.setenv("UNIFIED_RL_CACHE", str(tmp_path / "fresh-cache"))
+    first = train("grpo", preset="tiny", steps=2, seed=4, progress=False)  # trains the SFT model here
+    second = train("grpo", preset="tiny", steps=2, seed=4, progress=False)  # reads it from the cache
+    drop = lambda ms: [{k: v for k, v in m.items() if k != "seconds"} for m in ms]
+    assert drop(first.metrics) == drop(second.metrics)
+    assert all(torch.equal(a, b) for a, b in zip(first.policy.state_dict().values(),
+                                                   second.policy.state_dict().values()))
