@@ -8,6 +8,7 @@ split sizes (n_test too: the split depends on it), the seed, and the code that t
 """
 
 import ast
+import functools
 import hashlib
 import json
 import os
@@ -47,10 +48,16 @@ def code_version(files=None):
     if files is None:
         files = sorted(os.path.relpath(os.path.join(d, f), PACKAGE) for d, _, fs in os.walk(PACKAGE)
                        for f in fs if f.endswith(".py") and "course" not in os.path.relpath(d, PACKAGE).split(os.sep))
+    return f"{__version__}-{_hash(tuple(files))}"
+
+
+@functools.lru_cache(maxsize=None)
+def _hash(files):
+    """Hash of the code of `files`, once per process (a run's code does not change under it)."""
     h = hashlib.sha1()
     for rel in files:
         h.update(rel.encode() + _code(os.path.join(PACKAGE, rel)).encode())
-    return f"{__version__}-{h.hexdigest()[:8]}"
+    return h.hexdigest()[:8]
 
 
 def _key(preset, seed):

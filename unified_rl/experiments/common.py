@@ -5,15 +5,21 @@ Every experiment runs each seed through the whole pipeline (its own SFT model, i
 the spread it reports is the spread a reader would see by re-running it, not only sampling noise.
 """
 
+import datetime
 import json
 import math
 import os
+import platform
+import shlex
+import subprocess
+import sys
 import time
 from dataclasses import dataclass, fields, replace
 
 import numpy as np
 
-from ..cache import cache_dir, sft_checkpoint
+from .. import __version__
+from ..cache import cache_dir, code_version, sft_checkpoint
 from ..evaluation import greedy_accuracy, pass_maj, sample_answers
 from ..presets import get_preset
 from ..trainer import make_lab
@@ -131,10 +137,50 @@ class Clock:
         return {"wall_s": round(time.time() - self.wall0, 1), "cpu_s": round(time.process_time() - self.cpu0, 1)}
 
 
+def _commit():
+    """(commit, whether the package's files differ from it), or (None, None) outside a git checkout."""
+    here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    try:
+        head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=here, capture_output=True, text=True, timeout=10)
+        dirty = subprocess.run(["git", "status", "--porcelain", "--", "."], cwd=here, capture_output=True,
+                               text=True, timeout=10)
+    except (OSError, subprocess.SubprocessError):
+        return None, None
+    if head.returncode:
+        return None, None
+    return head.stdout.strip(), bool(dirty.stdout.strip())
+
+
+def _command():
+    """The command line that ran this process, as one would type it."""
+    argv = list(sys.argv)
+    if argv and argv[0].endswith(os.path.join("unified_rl", "__main__.py")):
+        argv = ["python", "-m", "unified_rl"] + argv[1:]
+    return " ".join(shlex.quote(a) for a in argv)
+
+
+def provenance():
+    """Where a result came from: commit, versions, date, machine and the exact command."""
+    import torch
+    import transformers
+
+    commit, dirty = _commit()
+    device = torch.cuda.get_device_name(0) if torch.cuda.is_available() else "no GPU"
+    return {"commit": commit, "uncommitted_changes": dirty, "package": __version__, "code": code_version(),
+            "torch": torch.__version__, "transformers": transformers.__version__,
+            "python": platform.python_version(),
+            "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+            "machine": f"{platform.system()} {platform.machine()}, {os.cpu_count()} CPUs, {device}, "
+                       f"{torch.get_num_threads()} torch threads",
+            "command": _command()}
+
+
 def write_result(name, out, result, fig, cache_key=None):
-    """OUT/NAME.json and OUT/NAME.png; with cache_key, a copy of the JSON in the cache for the notebooks."""
+    """OUT/NAME.json (with its provenance) and OUT/NAME.png; with cache_key, a copy of the JSON in the
+    cache for the notebooks, under the code version that made it."""
     import matplotlib.pyplot as plt
 
+    result.setdefault("provenance", provenance())
     os.makedirs(out, exist_ok=True)
     with open(os.path.join(out, f"{name}.json"), "w") as f:
         json.dump(result, f, indent=2)
@@ -148,17 +194,26 @@ def write_result(name, out, result, fig, cache_key=None):
 
 
 def cached_result_path(name, cache_key):
-    return os.path.join(cache_dir(), "results", f"{name}-{cache_key}.json")
+    """Where a full run of this code version leaves its result (another version's is never read)."""
+    return os.path.join(cache_dir(), "results", f"{name}-{cache_key}-{code_version()}.json")
 
 
 def load_cached(name, preset="auto"):
-    """The result a full CLI run of experiment `name` left in the cache for `preset`, or None."""
+    """The result a full CLI run of experiment `name` by this code left in the cache for `preset`, or
+    None (also, with a message, when the file is damaged)."""
     preset = get_preset(preset)
     path = cached_result_path(name, preset.name)
     if not os.path.exists(path):
         return None
-    with open(path) as f:
-        result = json.load(f)
+    try:
+        with open(path) as f:
+            result = json.load(f)
+        if not isinstance(result, dict):
+            raise ValueError("not a result")
+    except (ValueError, UnicodeDecodeError) as e:
+        print(f"the cached result {path} is damaged ({type(e).__name__}); showing the shipped result "
+              "instead (delete that file, or re-run the experiment)", file=sys.stderr)
+        return None
     result["loaded_from"] = path
     return result
 
