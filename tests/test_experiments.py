@@ -30,7 +30,7 @@ def _finite(x):
 
 
 def test_registry_names_every_experiment():
-    assert set(EXPERIMENTS) == {"figure7", "data-source", "noisy-reward", "reward-function"}
+    assert set(EXPERIMENTS) == {"figure7", "data-source", "noisy-reward", "reward-function", "policy-family"}
 
 
 def test_figure7(tmp_path):

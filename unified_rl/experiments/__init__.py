@@ -9,13 +9,16 @@ OUT/NAME.png; the dict's "headline" holds the numbers worth printing.
 | data-source     | §5.2.3       | RL on the SFT questions vs unseen vs harder questions            |
 | noisy-reward    | §5.2.3       | RFT, online RFT, DPO, GRPO under 0-40 % flipped rewards          |
 | reward-function | §5.2.3       | outcome vs process vs learned reward: accuracy per unit compute  |
+| policy-family   | beyond       | GRPO's successors at an equal budget: accuracy, response length  |
 """
 
 from . import data_source, figure7, noisy_reward, reward_function
+from . import policy_family
 
 EXPERIMENTS = {
     "figure7": figure7.run,
     "data-source": data_source.run,
     "noisy-reward": noisy_reward.run,
     "reward-function": reward_function.run,
+    "policy-family": policy_family.run,  # beyond the paper: Dr. GRPO, DAPO, GSPO, CISPO, RLOO, REINFORCE++, ReMax
 }

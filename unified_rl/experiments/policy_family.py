@@ -1,0 +1,194 @@
+"""Beyond the paper: the policy-gradient family after DeepSeekMath, at an equal budget on the lab.
+
+GRPO (the baseline) and Dr. GRPO, DAPO, GSPO, CISPO, RLOO, REINFORCE++ and ReMax, each as METHODS
+defines it (its data source, reward and GC, its paper's aggregation and KL), start from the same
+SFT model per seed and train for the same number of steps on the same number of generated responses
+per step (prompts_per_step x group_size; ReMax spends half of them on greedy baselines; DAPO's
+dynamic sampling draws more, and the result says how many). Each batch is used for `epochs`
+updates, so that on the second pi_old != pi_theta and the ratio-based parts (clips, GSPO's sequence
+ratio, CISPO's weights) act at all. Two more arms isolate Dr. GRPO's two changes: its advantage
+(no std) with GRPO's seq-mean-token-mean and with DAPO's token-mean.
+
+Measured: held-out greedy accuracy; the mean response length over training (Dr. GRPO's length bias);
+the length of right and wrong answers sampled from the final policy; how often the clip bound
+(fraction of tokens with GC = 0); the samples each step cost.
+"""
+
+from dataclasses import asdict, dataclass
+from typing import Optional
+
+import matplotlib.pyplot as plt
+import numpy as np
+import torch
+
+from ..evaluation import greedy_accuracy
+from ..methods import METHODS
+from ..rewards import rule_reward
+from ..sampling import sample
+from ..trainer import train
+from . import common
+
+
+@dataclass(frozen=True)
+class Budget:
+    """Sizes of the policy-family comparison."""
+
+    sft_steps: Optional[int] = None
+    """SFT steps of the starting model; None: the preset's own SFT checkpoint (the notebooks')"""
+    rl_steps: int = 100
+    """optimizer steps per run (each on a fresh batch)"""
+    epochs: int = 2
+    """updates per batch: 2 lets pi_old differ from pi_theta on the second, so clips can act"""
+    methods: tuple = ("grpo", "dr-grpo", "dapo", "gspo", "cispo", "rloo", "reinforce++", "remax")
+    """the methods compared, each as METHODS defines it"""
+    aggregation_arms: tuple = ("seq-mean-token-mean", "token-mean")
+    """extra Dr. GRPO arms with these aggregations (its own is the constant normaliser)"""
+    n_test: int = 500
+    """held-out questions for greedy accuracy"""
+    length_questions: int = 128
+    """held-out questions whose sampled answers' lengths are measured at the end"""
+    length_samples: int = 8
+    """answers sampled per question (temperature 1) for those lengths"""
+
+
+BUDGETS = {
+    "cpu": Budget(),
+    "gpu": Budget(rl_steps=150, n_test=1000, length_questions=256),
+    "tiny": Budget(rl_steps=2, epochs=2, methods=("grpo", "dapo", "remax"), aggregation_arms=("token-mean",),
+                   n_test=8, length_questions=4, length_samples=2),
+}
+
+
+def arms(b):
+    """(label, method name, overrides) of every arm."""
+    out = [(name, name, {}) for name in b.methods]
+    out += [(f"dr-grpo ({agg})", "dr-grpo", {"aggregation": agg}) for agg in b.aggregation_arms]
+    return out
+
+
+@torch.no_grad()
+def answer_lengths(policy, tokenizer, problems, samples, seed):
+    """Mean response length (tokens, EOS included) of right and of wrong answers at temperature 1."""
+    torch.manual_seed(seed)
+    r = sample(policy, tokenizer, problems, group_size=samples, temperature=1.0)
+    right = rule_reward(r.problems, r.texts).bool()
+    n = r.mask.sum(-1).cpu()  # (B,)
+    mean = lambda sel: float(n[sel].mean()) if sel.any() else None  # noqa: E731 None: no such answer
+    return {"right": mean(right), "wrong": mean(~right), "right_frac": float(right.float().mean())}
+
+
+def one_run(label, name, overrides, sp, seed, init, test, b, progress):
+    """Train one arm from the seed's SFT model; what the comparison records of it."""
+    t = common.Clock()
+    lab = common.lab_on(sp, seed, init)
+    r = train(name, lab=lab, steps=b.rl_steps, seed=seed, progress=progress, eval_every=0, epochs=b.epochs,
+              **overrides)
+    rows = r.metrics
+    drawn = getattr(r.state.source, "drawn", None)  # DAPO's dynamic sampling: samples each batch cost
+    return {"arm": label, "method": name, "overrides": overrides,
+            "accuracy": greedy_accuracy(r.policy, r.tokenizer, test),
+            "response_len": [m["response_len"] for m in rows],
+            "reward": [m["reward"] for m in rows],
+            "zero_gc_frac": float(np.mean([m["coef_zero_frac"] for m in rows])),
+            "clip_frac": float(np.mean([m["clip_frac"] for m in rows])),
+            "kl_last": rows[-1].get("kl"),
+            "samples_per_step": float(np.mean(drawn)) if drawn else None,
+            "lengths": answer_lengths(r.policy, r.tokenizer, test[: b.length_questions], b.length_samples, seed),
+            **t.read()}
+
+
+def run(preset="auto", out="results", seeds=3, progress=True, **budget):
+    """Run the comparison; write OUT/policy-family.json and .png; return the result."""
+    common.check_run_args(out, seeds)
+    preset, b = common.pick_budget(BUDGETS, preset, budget)
+    if b.rl_steps < 1 or b.epochs < 1:
+        raise ValueError(f"rl_steps and epochs must be >= 1, got {b.rl_steps} and {b.epochs}")
+    unknown = [n for n in b.methods if n not in METHODS]
+    if unknown:
+        raise ValueError(f"unknown method(s) {unknown}; choose from {', '.join(METHODS)}")
+    say = common.Progress(progress)
+    sp = common.sft_preset(preset, b.sft_steps)
+    clock = common.Clock()
+    per_seed = []
+    for seed in range(seeds):
+        init = common.sft_model(sp, seed, progress)
+        lab = common.lab_on(sp, seed, init)
+        test = lab.test_problems[: b.n_test]
+        row = {"seed": seed, "sft": greedy_accuracy(lab.policy, lab.tokenizer, test),
+               "sft_lengths": answer_lengths(lab.policy, lab.tokenizer, test[: b.length_questions],
+                                             b.length_samples, seed), "runs": {}}
+        for label, name, overrides in arms(b):
+            res = one_run(label, name, overrides, sp, seed, init, test, b, progress)
+            row["runs"][label] = res
+            say(f"policy-family seed {seed} {label}: held-out {res['accuracy']:.3f} (SFT {row['sft']:.3f}), "
+                f"length {res['response_len'][0]:.2f} -> {res['response_len'][-1]:.2f} ({res['wall_s']} s)")
+        per_seed.append(row)
+    result = summarise(per_seed, preset, b, seeds, clock.read())
+    common.write_result("policy-family", out, result, plot(result), cache_key=None if budget else preset.name)
+    return result
+
+
+def _stats(values):
+    """common.stats of the seeds that have a value (a seed whose answers were all right has no wrong length)."""
+    values = [v for v in values if v is not None]
+    return common.stats(values) if values else None
+
+
+def summarise(per_seed, preset, b, seeds, seconds):
+    labels = [label for label, _, _ in arms(b)]
+    rows_per_step = preset.rl.prompts_per_step * preset.rl.group_size
+    result = {"experiment": "policy-family", "preset": preset.name, "seeds": seeds, "budget": asdict(b),
+              "arms": labels, "rows_per_step": rows_per_step,
+              "sft": common.stats([r["sft"] for r in per_seed]),
+              "sft_lengths": {k: _stats([r["sft_lengths"][k] for r in per_seed]) for k in ("right", "wrong")},
+              "table": {}, "response_len": {}}
+    for label in labels:
+        runs = [r["runs"][label] for r in per_seed]
+        drawn = [x["samples_per_step"] for x in runs if x["samples_per_step"] is not None]
+        result["table"][label] = {
+            "method": runs[0]["method"], "paper": METHODS[runs[0]["method"]].paper,
+            "accuracy": common.stats([x["accuracy"] for x in runs]),
+            "gain": common.stats([x["accuracy"] - r["sft"] for x, r in zip(runs, per_seed)]),
+            "len_first": common.stats([x["response_len"][0] for x in runs]),
+            "len_last10": common.stats([float(np.mean(x["response_len"][-10:])) for x in runs]),
+            "len_right": _stats([x["lengths"]["right"] for x in runs]),
+            "len_wrong": _stats([x["lengths"]["wrong"] for x in runs]),
+            "zero_gc_frac": common.stats([x["zero_gc_frac"] for x in runs]),
+            "clip_frac": common.stats([x["clip_frac"] for x in runs]),
+            "samples_per_step": common.stats(drawn) if drawn else {"mean": float(rows_per_step)},
+            "wall_s": common.stats([x["wall_s"] for x in runs])}
+        result["response_len"][label] = np.mean([x["response_len"] for x in runs], 0).tolist()
+    result["per_seed"] = per_seed
+    result["seconds"] = seconds
+    head = {"SFT held-out accuracy": common.fmt(result["sft"])}
+    for label in labels:
+        t = result["table"][label]
+        wrong = f"{t['len_wrong']['mean']:.2f}" if t["len_wrong"] else "-"
+        head[label] = (f"{common.fmt(t['accuracy'])} held-out; length {t['len_first']['mean']:.2f} -> "
+                       f"{t['len_last10']['mean']:.2f}; wrong answers {wrong} tokens")
+    head.update(seeds=seeds, wall_s=seconds["wall_s"], cpu_s=seconds["cpu_s"])
+    result["headline"] = head
+    return result
+
+
+def plot(result):
+    """Held-out accuracy per arm (mean +- std over seeds), and the response length over training."""
+    labels = result["arms"]
+    fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(10, 3.6))
+    acc = [result["table"][a]["accuracy"] for a in labels]
+    ax1.barh(range(len(labels)), [s["mean"] for s in acc], xerr=[s["std"] for s in acc], color="C0", alpha=0.8)
+    ax1.axvline(result["sft"]["mean"], color="grey", ls="--", lw=1, label="SFT (start)")
+    ax1.set_yticks(range(len(labels)), labels, fontsize=8)
+    ax1.invert_yaxis()
+    ax1.set(xlabel="held-out greedy accuracy", title="accuracy after RL")
+    ax1.legend(fontsize=7)
+    for i, a in enumerate(labels):
+        ax2.plot(np.arange(1, len(result["response_len"][a]) + 1), result["response_len"][a], color=f"C{i % 10}",
+                 ls="-" if i < 10 else "--", lw=1.2, label=a)
+    ax2.set(xlabel="step", ylabel="mean response length (tokens)", title="response length over training")
+    ax2.grid(alpha=0.3)
+    ax2.legend(fontsize=6, ncol=2)
+    fig.suptitle(f"The policy family at an equal budget ({result['seeds']} seed(s), "
+                 f"{result['budget']['rl_steps']} steps x {result['budget']['epochs']} updates)")
+    fig.tight_layout()
+    return fig
