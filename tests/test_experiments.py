@@ -30,7 +30,8 @@ def _finite(x):
 
 
 def test_registry_names_every_experiment():
-    assert set(EXPERIMENTS) == {"figure7", "data-source", "noisy-reward", "reward-function", "policy-family"}
+    assert set(EXPERIMENTS) == {"figure7", "data-source", "noisy-reward", "reward-function", "policy-family",
+                                "preference-family"}
 
 
 def test_figure7(tmp_path):

@@ -10,10 +10,12 @@ OUT/NAME.png; the dict's "headline" holds the numbers worth printing.
 | noisy-reward    | §5.2.3       | RFT, online RFT, DPO, GRPO under 0-40 % flipped rewards          |
 | reward-function | §5.2.3       | outcome vs process vs learned reward: accuracy per unit compute  |
 | policy-family   | beyond       | GRPO's successors at an equal budget: accuracy, response length  |
+| preference-family | beyond     | DPO, IPO, SimPO, KTO, ORPO at an equal budget; does x+ fall?     |
 """
 
 from . import data_source, figure7, noisy_reward, reward_function
 from . import policy_family
+from . import preference_family
 
 EXPERIMENTS = {
     "figure7": figure7.run,
@@ -21,4 +23,5 @@ EXPERIMENTS = {
     "noisy-reward": noisy_reward.run,
     "reward-function": reward_function.run,
     "policy-family": policy_family.run,  # beyond the paper: Dr. GRPO, DAPO, GSPO, CISPO, RLOO, REINFORCE++, ReMax
+    "preference-family": preference_family.run,  # beyond the paper: DPO, IPO, SimPO, KTO, ORPO
 }

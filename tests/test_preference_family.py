@@ -1,0 +1,67 @@
+"""The preference-family experiment: end to end at the tiny preset (its JSON, PNG and CLI), its
+first-order measure of what a DPO step does to the chosen answer, and bad input. No training outcome
+is asserted at the tiny preset: it learns nothing."""
+
+import json
+import math
+import os
+
+import pytest
+import torch
+
+from unified_rl import cli
+from unified_rl.experiments import EXPERIMENTS, preference_family as PF
+from unified_rl.sampling import cat_rollouts
+from unified_rl.trainer import make_lab
+
+
+@pytest.fixture(autouse=True)
+def private_cache(tmp_path_factory, monkeypatch):
+    monkeypatch.setenv("UNIFIED_RL_CACHE", str(tmp_path_factory.getbasetemp() / "cache"))
+
+
+def test_tiny_run_writes_every_arm(tmp_path):
+    result = PF.run("tiny", str(tmp_path), seeds=1, progress=False)
+    with open(tmp_path / "preference-family.json") as f:
+        on_disk = json.load(f)
+    assert os.path.getsize(tmp_path / "preference-family.png") > 1000
+    assert list(on_disk["arms"]) == list(PF.ARMS) == list(result["arms"])
+    assert on_disk["arms"]["sft-on-chosen"] == {"method": "orpo", "settings": {"orpo_lambda": 0.0},
+                                                "lr": 1e-4, "hparams": {"orpo_lambda": 0.0}}
+    steps = on_disk["budget"]["steps"]
+    for arm in PF.ARMS:
+        run = on_disk["per_seed"][0]["arms"][arm]
+        assert run["probe"]["step"] == list(range(steps + 1))  # before every step, and after the last
+        assert all(math.isfinite(v) for k in PF.PROBED for v in run["probe"][k])
+        assert 0 <= run["accuracy"] <= 1 and [c[0] for c in run["curve"]] == list(range(1, steps + 1))
+        assert set(run["alignment"]) == {"cos_mean", "cos_median", "x_plus_lowered"}
+        assert set(on_disk["end"][arm]) == set(PF.PROBED) and "accuracy" in on_disk["headline"][arm]
+
+
+def test_the_cli_runs_it(tmp_path, capsys):
+    assert "preference-family" in EXPERIMENTS
+    cli.main(["reproduce", "preference-family", "--preset", "tiny", "--seeds", "1", "--out", str(tmp_path),
+              "--quiet"])
+    assert "SFT held-out accuracy" in capsys.readouterr().out
+
+
+def test_alignment_of_identical_answers_is_one():
+    """A pair whose chosen and rejected answers are the same text: their gradients coincide, and the
+    DPO step (c (g+ - g-) = 0) moves no chosen log-prob."""
+    lab = make_lab("tiny")
+    pairs = PF.probe_pairs(lab, 3, lambda r: torch.arange(len(r)).remainder(2).float(), seed=0)
+    B = len(pairs) // 2
+    same = cat_rollouts([pairs.select(range(B)), pairs.select(range(B))], pad_token_id=lab.tokenizer.pad_token_id)
+    a = PF.gradient_alignment(lab.policy, lab.ref, same, beta=0.5)
+    assert a["cos_mean"] == pytest.approx(1.0, abs=1e-5) and a["x_plus_lowered"] == 0.0
+    b = PF.gradient_alignment(lab.policy, lab.ref, pairs, beta=0.5)
+    assert -1 <= b["cos_mean"] < 0.999
+
+
+def test_bad_input_is_a_value_error(tmp_path):
+    with pytest.raises(ValueError, match="unknown arm 'rlhf'"):
+        PF.run("tiny", str(tmp_path), seeds=1, progress=False, arms=("dpo", "rlhf"))
+    with pytest.raises(ValueError, match="unknown budget field"):
+        PF.run("tiny", str(tmp_path), seeds=1, progress=False, epochs=3)
+    with pytest.raises(ValueError, match="seeds"):
+        PF.run("tiny", str(tmp_path), seeds=0, progress=False)

@@ -1,0 +1,220 @@
+"""Exercises of course/11_preference_family.ipynb: the GCs of IPO, SimPO and KTO, derived, implemented, predicted.
+
+In the notebook:  from unified_rl.course.ex.nb11_preference import q1, q2, q3, q4, q5
+Each exercise names the notebook variable it reads and carries its solution and plausible wrong
+answers (tests/test_exercises.py runs every checker on them). References are the package's own
+functions (`coefficients.simpo`, `coefficients.kto`, `coefficients.ipo`), never a copy.
+"""
+
+import sympy
+import torch
+
+from unified_rl import coefficients
+from unified_rl.course.exercises import ChoiceExercise, ExpressionExercise, FunctionExercise, ValueExercise
+
+# q1 (derivation): IPO's coefficient of one *rejected* token, |o-| = 2, per-token log-ratios l1, l2.
+tau, x_plus, l1, l2 = sympy.symbols("tau x_plus l1 l2", positive=True)
+
+
+def _ipo_objective(mean=True):
+    x_minus = (l1 + l2) / 2 if mean else l1 + l2
+    return -(x_plus - x_minus - 1 / (2 * tau)) ** 2  # eq 17 for one pair
+
+
+def _sigmoid(z):
+    return 1 / (1 + sympy.exp(-z))
+
+
+q1 = ExpressionExercise(
+    lambda: 2 * sympy.diff(_ipo_objective(), l1),
+    var="gc_rejected_token", title="Q1: IPO's coefficient of a rejected token",
+    hint=["Write `J = -(x_plus - (l1 + l2)/2 - 1/(2*tau))**2` with sympy, differentiate with respect to `l1`, "
+          "and multiply by |o-| = 2 (eq 5 divides by |o|, so GC = |o| dJ/dl).",
+          "The outer derivative is `-2 (h - 1/(2 tau))`, the inner one `-1/2`: the GC is linear in the margin h."],
+    solution=("```python\nJ_pair = -(x_plus - (l1 + l2) / 2 - 1 / (2 * tau)) ** 2\n"
+              "gc_rejected_token = 2 * sympy.diff(J_pair, l1)\n"
+              "# = 2 h - 1/tau with h = x_plus - (l1 + l2)/2: minus the chosen tokens' 1/tau - 2 h\n```"),
+    wrong=[sympy.diff(_ipo_objective(), l1),  # forgot |o-|: off by 1/2
+           -2 * sympy.diff(_ipo_objective(), l1),  # the chosen side's sign
+           2 * sympy.diff(_ipo_objective(mean=False), l1),  # summed log-ratios: h grows with |o-|
+           2 * (x_plus - (l1 + l2) / 2) - 1,  # tau dropped: the target margin 1/(2 tau) as 1/2
+           -_sigmoid((l1 + l2) / 2 - x_plus)],  # DPO's saturating form
+)
+
+
+# q2 (implementation): SimPO's coefficient, checked against coefficients.simpo by value and gradient.
+def _simpo_solution(logp_chosen, mask_chosen, logp_rejected, mask_rejected, beta, gamma):
+    l_c = (logp_chosen * mask_chosen).sum(-1) / mask_chosen.sum(-1)  # (B,) eq 4: mean log-prob
+    l_r = (logp_rejected * mask_rejected).sum(-1) / mask_rejected.sum(-1)  # (B,)
+    c = (beta * torch.sigmoid(gamma - beta * (l_c - l_r))).detach()  # (B,)
+    return c[:, None] * mask_chosen, -c[:, None] * mask_rejected
+
+
+def _simpo_with(logp_chosen, mask_chosen, logp_rejected, mask_rejected, beta, gamma, *, norm=True, lead=True,
+                sign_gamma=1.0, sign_rejected=-1.0, detach=True):
+    n_c = mask_chosen.sum(-1) if norm else 1.0
+    n_r = mask_rejected.sum(-1) if norm else 1.0
+    l_c, l_r = (logp_chosen * mask_chosen).sum(-1) / n_c, (logp_rejected * mask_rejected).sum(-1) / n_r
+    c = (beta if lead else 1.0) * torch.sigmoid(sign_gamma * gamma - beta * (l_c - l_r))
+    c = c.detach() if detach else c
+    return c[:, None] * mask_chosen, sign_rejected * c[:, None] * mask_rejected
+
+
+def _summed(**kw):
+    """Summed log-probs: eq 4 without its 1/|y| (long responses dominate)."""
+    return _simpo_with(**kw, norm=False)
+
+
+def _no_beta(**kw):
+    """sigmoid(...) without the leading beta, the chain rule's inner factor."""
+    return _simpo_with(**kw, lead=False)
+
+
+def _gamma_sign(**kw):
+    """The margin gamma on the wrong side: beta * sigmoid(-gamma - beta (l+ - l-))."""
+    return _simpo_with(**kw, sign_gamma=-1.0)
+
+
+def _same_sign(**kw):
+    """+c on the rejected response too: pushes it up."""
+    return _simpo_with(**kw, sign_rejected=1.0)
+
+
+def _not_detached(**kw):
+    """The right numbers, but the coefficient keeps its graph."""
+    return _simpo_with(**kw, detach=False)
+
+
+def _masks(gen, B, T):
+    lens = torch.randint(1, T + 1, (2, B), generator=gen)
+    return [(torch.arange(T)[None] < n[:, None]).float() for n in lens]  # (B, T) each, ragged
+
+
+def _simpo_inputs(gen, B=3, T=6):
+    mc, mr = _masks(gen, B, T)
+    lc, lr = (-(3 * torch.rand(B, T, generator=gen) + 0.01) * m for m in (mc, mr))  # log-probs < 0
+    return {"logp_chosen": lc, "mask_chosen": mc, "logp_rejected": lr, "mask_rejected": mr,
+            "beta": float(1 + 4 * torch.rand((), generator=gen)), "gamma": float(2 * torch.rand((), generator=gen))}
+
+
+def _simpo_case(T_c, T_r, mean_c, mean_r, beta, gamma):
+    mc, mr = torch.zeros(1, 5), torch.zeros(1, 5)
+    mc[0, :T_c], mr[0, :T_r] = 1, 1
+    return {"logp_chosen": mean_c * mc, "mask_chosen": mc, "logp_rejected": mean_r * mr, "mask_rejected": mr,
+            "beta": beta, "gamma": gamma}
+
+
+q2 = FunctionExercise(
+    coefficients.simpo,
+    cases={"equal mean log-probs, gamma = 0": _simpo_case(2, 2, -1.0, -1.0, 2.0, 0.0),
+           "chosen far more likely (margin past gamma)": _simpo_case(3, 4, -0.1, -2.0, 2.5, 1.0),
+           "different lengths, same mean": _simpo_case(1, 5, -0.5, -0.5, 2.0, 1.0),
+           "ragged batch": lambda gen: _simpo_inputs(gen, B=4, T=7)},
+    random_inputs=_simpo_inputs, detached=True, var="my_simpo_coef",
+    title="Q2: implement SimPO's coefficient",
+    hint=["`l = (logp * mask).sum(-1) / mask.sum(-1)` for chosen and rejected: the mean log-prob of eq 4, "
+          "no reference model.",
+          "`c = beta * torch.sigmoid(gamma - beta * (l_chosen - l_rejected))`, one number per pair; return "
+          "`(c on every chosen token, -c on every rejected token)`, detached."],
+    solution_value=_simpo_solution,
+    wrong=[_summed, _no_beta, _gamma_sign, _same_sign, _not_detached],
+)
+
+
+# q3 (implementation): KTO's coefficient, checked against coefficients.kto by value and gradient.
+def _kto_solution(logp, logp_ref, mask, desirable, z0, beta, lam_d, lam_u):
+    x = ((logp - logp_ref) * mask).sum(-1) / mask.sum(-1)  # (B,) length-normalised log-ratio
+    z = beta * (x - z0)  # (B,)
+    push = (beta * torch.sigmoid(z) * torch.sigmoid(-z)).detach()  # (B,) d sigmoid(z) / dx
+    c = torch.where(desirable > 0, lam_d * push, -lam_u * push)  # (B,)
+    return c[:, None] * mask
+
+
+def _kto_with(logp, logp_ref, mask, desirable, z0, beta, lam_d, lam_u, *, slope=True, inner=True,
+              sign_u=-1.0, per_token=False, detach=True):
+    x = logp - logp_ref if per_token else (((logp - logp_ref) * mask).sum(-1) / mask.sum(-1))[:, None]
+    z = beta * (x - z0)  # (B, T) or (B, 1)
+    push = torch.sigmoid(z) * (torch.sigmoid(-z) if slope else 1.0) * (beta if inner else 1.0)
+    push = push.detach() if detach else push
+    w = torch.where(desirable[:, None] > 0, torch.full_like(push, lam_d), torch.full_like(push, sign_u * lam_u))
+    return w * push * mask
+
+
+def _value_not_slope(**kw):
+    """The value sigmoid(z) of v instead of its slope in x: the coefficient of a sigmoid is its derivative."""
+    return _kto_with(**kw, slope=False)
+
+
+def _kto_no_beta(**kw):
+    """sigmoid(z) sigmoid(-z) without the inner derivative beta of z = beta (x - z0)."""
+    return _kto_with(**kw, inner=False)
+
+
+def _kto_same_sign(**kw):
+    """Undesirable responses pushed up like desirable ones."""
+    return _kto_with(**kw, sign_u=1.0)
+
+
+def _kto_per_token(**kw):
+    """z from each token's own log-ratio instead of the response's mean: v sees only x."""
+    return _kto_with(**kw, per_token=True)
+
+
+def _kto_not_detached(**kw):
+    return _kto_with(**kw, detach=False)
+
+
+def _kto_inputs(gen, B=4, T=6):
+    (mask, _) = _masks(gen, B, T)
+    logp = -(3 * torch.rand(B, T, generator=gen) + 0.01) * mask
+    logp_ref = logp + torch.randn(B, T, generator=gen) * mask  # log-ratios of either sign
+    return {"logp": logp, "logp_ref": logp_ref, "mask": mask,
+            "desirable": torch.randint(0, 2, (B,), generator=gen).float(),
+            "z0": float(torch.rand((), generator=gen)), "beta": float(0.2 + 2 * torch.rand((), generator=gen)),
+            "lam_d": float(1 + 2 * torch.rand((), generator=gen)), "lam_u": 1.0}
+
+
+q3 = FunctionExercise(
+    coefficients.kto,
+    cases={"one desirable, one undesirable, at z0": {
+               "logp": torch.tensor([[-1.0, -1.0], [-2.0, 0.0]]), "logp_ref": torch.tensor([[-1.5, -1.5], [-2.5, 0.0]]),
+               "mask": torch.tensor([[1.0, 1.0], [1.0, 0.0]]), "desirable": torch.tensor([1.0, 0.0]),
+               "z0": 0.5, "beta": 1.0, "lam_d": 2.0, "lam_u": 1.0},
+           "ragged batch": lambda gen: _kto_inputs(gen, B=5, T=7)},
+    random_inputs=_kto_inputs, detached=True, var="my_kto_coef", title="Q3: implement KTO's coefficient",
+    hint=["`x = ((logp - logp_ref) * mask).sum(-1) / mask.sum(-1)` and `z = beta * (x - z0)`, one number per response.",
+          "The GC is the slope of `lam * sigmoid(+-z)` in x: `beta * sigmoid(z) * sigmoid(-z)`, times `lam_d` "
+          "for a desirable response and `-lam_u` for an undesirable one; detached, on every response token."],
+    solution_value=_kto_solution,
+    wrong=[_value_not_slope, _kto_no_beta, _kto_same_sign, _kto_per_token, _kto_not_detached],
+)
+
+
+# q4 (predict, then run): IPO past its target.
+def _ipo_past_target():
+    m = torch.ones(1, 1)
+    c_pos, _ = coefficients.ipo(torch.tensor([[1.5]]), torch.zeros(1, 1), m, torch.zeros(1, 1),
+                                torch.zeros(1, 1), m, tau=0.5)
+    return c_pos.item()
+
+
+q4 = ValueExercise(
+    _ipo_past_target, atol=1e-6, var="predicted_ipo_gc",
+    title="Q4: predict IPO's coefficient on the chosen tokens at tau = 0.5 when the margin is 1.5",
+    hint=["The target margin is `1/(2 tau) = 1`; the GC is `1/tau - 2 * margin`.",
+          "Past the target the GC is negative: the chosen answer is pushed down."],
+    wrong=[0.0, 1.0, 2.0, 0.5 / (1 + 2.718281828459045 ** 0.75)],  # stops; |GC|; 1/tau; DPO's form
+)
+
+# q5 (choice): what held the chosen log-prob up in the training run.
+q5 = ChoiceExercise(
+    {"sft_term": "its GC on chosen tokens is 1 + (odds-ratio term): SFT's push, whatever the margin",
+     "no_reference": "it has no reference model, so nothing pulls the chosen answer back",
+     "odds_ratio": "the odds ratio pushes the rejected answer down more gently than a log-ratio",
+     "small_lambda": "lambda = 0.1 makes every push small"},
+    "sft_term", var="what_holds_x_plus", title="Q5: why does ORPO's chosen log-prob rise the most?",
+    hint="Compare the arm 'sft-on-chosen' (lambda = 0) with ORPO in the comparison: what is left when lambda = 0?",
+    why={"no_reference": "SimPO has no reference model either, and its chosen log-prob behaves like DPO's",
+         "odds_ratio": "with lambda = 0 there is no odds-ratio term at all, and the chosen log-prob rises as much",
+         "small_lambda": "a small push would move the chosen log-prob little, not raise it the most"},
+)
