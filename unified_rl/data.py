@@ -66,6 +66,12 @@ class FrozenPolicySamples(_Source):
                       group_size=cfg.frozen_samples, temperature=cfg.temperature)
 
 
+def pairs(x):
+    """(chosen, rejected) halves of a per-row tensor laid out as PreferencePairs gives it."""
+    B = len(x) // 2  # rows: B chosen, then their B rejected partners
+    return x[:B], x[B:]
+
+
 class PreferencePairs(_Source):
     """DPO: for a question, a correct sample of pi_sft is chosen (o+) and an incorrect one rejected (o-).
 

@@ -19,7 +19,7 @@ import torch
 
 from . import coefficients as C, objectives as O
 from .advantages import gae, group_relative_process
-from .data import FixedDataset, FrozenPolicySamples, PolicySamples, PreferencePairs
+from .data import FixedDataset, FrozenPolicySamples, PolicySamples, PreferencePairs, pairs  # noqa: F401
 from .kl import k1
 from .methods_preference import PREFERENCE
 from .models import ValueModel
@@ -32,12 +32,6 @@ rule = RuleReward()
 def _clip_args(step):
     """Off-policy updates (epochs > 1) use the exact clipped coefficient; on-policy it equals A."""
     return dict(logp_old=step.logp_old, clip_eps=step.cfg.clip_eps)
-
-
-def pairs(x):
-    """(chosen, rejected) halves of a per-row tensor laid out as PreferencePairs gives it."""
-    B = len(x) // 2  # rows: B chosen, then their B rejected partners
-    return x[:B], x[B:]
 
 
 def sft_gc(step):

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 import torch
 
 from . import coefficients as C, objectives as O
-from .data import PreferencePairs
+from .data import PreferencePairs, pairs
 from .data_preference import LabelledSamples
 from .paradigm import Method
 from .rewards import RuleReward
@@ -30,7 +30,6 @@ rule = RuleReward()
 
 def _halves(*xs):
     """The (first, second) halves of each per-row tensor: chosen/rejected, or labelled/mismatched."""
-    from .methods import pairs  # methods.py registers the methods below: import it at call time
     return [pairs(x) for x in xs]
 
 
