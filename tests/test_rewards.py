@@ -134,3 +134,14 @@ def test_noisy_reward():
         NoisyReward(base, 1.5)
     with pytest.raises(ValueError, match="0/1"):
         NoisyReward(Fixed([0.5]), 0.1)(None)
+
+
+def test_noisy_reward_state_resumes_its_flips():
+    base = lambda rollout: torch.tensor([1.0, 0.0] * 50)
+    noisy = NoisyReward(base, 0.3, seed=1)
+    noisy(None)
+    state = noisy.get_state()
+    expected = noisy(None)
+    resumed = NoisyReward(base, 0.3, seed=99)
+    resumed.set_state(state)
+    assert torch.equal(resumed(None), expected)
