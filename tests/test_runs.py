@@ -185,3 +185,15 @@ def test_the_same_seed_gives_the_same_run_whether_or_not_the_cache_trained(tmp_p
     assert drop(first.metrics) == drop(second.metrics)
     assert all(torch.equal(a, b) for a, b in zip(first.policy.state_dict().values(),
                                                    second.policy.state_dict().values()))
+
+
+def test_crafted_weights_in_a_checkpoint_run_no_code(tmp_path):
+    from unified_rl.models import build_policy, load_policy, save_checkpoint
+    from unified_rl.tokenizer import build_tokenizer
+    tok, ckpt, proof = build_tokenizer(), tmp_path / "ckpt", tmp_path / "code-ran"
+    save_checkpoint(build_policy(tok), tok, ckpt)
+    os.remove(ckpt / "model.safetensors")
+    torch.save({"transformer.wte.weight": RunsCode(proof)}, ckpt / "pytorch_model.bin")
+    with pytest.raises(ValueError, match="could not load a model from"):
+        load_policy(ckpt)
+    assert not proof.exists()
