@@ -168,3 +168,17 @@ def test_cli_train_and_evaluate(tmp_path):
     ev = json.load(open(tmp_path / "e.json"))
     assert list(ev["pass_at_k"]) == ["1", "2", "4"]
     assert all(0 <= v <= 1 for v in ev["maj_at_k"].values())
+
+
+def test_a_registered_coefficient_runs_on_bare_tensors():
+    """What a widget does instead of copying DPO's x2 and row layout: build a Step, call METHODS."""
+    from unified_rl import coefficients as C
+    from unified_rl.paradigm import step_from_tensors
+    from unified_rl.presets import RLConfig
+    g = torch.Generator().manual_seed(0)
+    lc, lr, rc, rr = (-torch.rand(3, 5, generator=g) for _ in range(4))
+    mc, mr = torch.ones(3, 5), torch.tensor([[1.0] * 5, [1.0] * 3 + [0.0] * 2, [1.0] * 4 + [0.0]])
+    step = step_from_tensors(torch.cat([lc, lr]), torch.cat([mc, mr]), RLConfig(dpo_beta=0.3),
+                             logp_ref=torch.cat([rc, rr]))
+    cc, cr = C.dpo(lc, rc, mc, lr, rr, mr, 0.3)
+    assert torch.equal(METHODS["dpo"].coefficient(step), 2 * torch.cat([cc, cr]))
