@@ -139,7 +139,7 @@ def autocast(device):
 
 
 def token_logp(model, input_ids, attention_mask) -> torch.Tensor:
-    """(B, T) float32 log pi of each target input_ids[:, t+1], with grad; 0 on padding."""
+    """(B, T) float32 (float64 for a float64 model) log pi of each target input_ids[:, t+1], with grad; 0 on padding."""
     _check_fits(model, input_ids.shape[1])
     with autocast(input_ids.device):
         logits = model(
@@ -147,7 +147,8 @@ def token_logp(model, input_ids, attention_mask) -> torch.Tensor:
             attention_mask=attention_mask,
             position_ids=position_ids_of(attention_mask),
         ).logits[:, :-1]  # (B, T, V)
-    logits = logits.float()  # log-probs in float32 whatever the matmuls ran in
+    if logits.dtype != torch.float64:  # a float64 model (the model oracle) keeps its precision
+        logits = logits.float()  # log-probs in float32 whatever the matmuls ran in
     targets = input_ids[:, 1:]  # (B, T)
     # gather - logsumexp is log_softmax at the target without materialising all of it twice
     logp = logits.gather(-1, targets[..., None]).squeeze(-1) - logits.logsumexp(-1)  # (B, T)
