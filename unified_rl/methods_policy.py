@@ -33,8 +33,9 @@ class DrGRPOConfig:
     """Dr. GRPO (arXiv 2503.20783)."""
 
     max_len: float = 17.0
-    """L, the constant normaliser: the cpu preset's sampling budget (12 + EOS + 4). It scales every
-    step's gradient alike, which AdamW undoes (up to its eps): only the per-row |o_i| matters"""
+    """L, the constant normaliser (TRL's loss_type="dr_grpo" uses max_completion_length): here the cpu
+    preset's sampling budget, 12 + EOS + 4. A constant scales every step's gradient alike, which
+    AdamW undoes up to its eps: what matters is the per-row factor |o_i|"""
     aggregation: str = "constant"
     """seq-mean-token-mean, token-mean or constant (Dr. GRPO's)"""
 
@@ -169,8 +170,10 @@ def reinforce_pp_gc(step):
 
 
 def reinforce_pp_objective(step):
+    # the KL in the return is the sampler's (a Rollout's logp); bare tensors (step_from_tensors) use logp_old
+    sampler = getattr(step.batch, "logp", step.logp_old)
     return O.reinforce_pp(step.logp, step.logp_old, step.logp_ref, step.scores, step.batch.mask, step.cfg.beta,
-                          step.cfg.clip_eps, _g(step), aggregation=step.hp.aggregation, kl_logp=step.batch.logp)
+                          step.cfg.clip_eps, _g(step), aggregation=step.hp.aggregation, kl_logp=sampler)
 
 
 def remax_gc(step):

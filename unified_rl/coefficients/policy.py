@@ -103,8 +103,9 @@ def dr_grpo(rewards, group_size, logp, logp_ref, mask, beta, max_len, *, logp_ol
     """Dr. GRPO (arXiv 2503.20783, Figure 1): GRPO without the std and without 1/|o_i|.
 
     J = E[1/G sum_i sum_t min(r A_i, clip(r) A_i) - beta k3] / L, A_i = R_i - mean(R) (no std); the
-    paper prints the token sum, its code divides it by a constant L (the generation budget). As eq 5
-    divides by |o_i|, the GC carries |o_i| / L: GC = |o_i|/L * (A_i + beta (pi_ref/pi - 1)).
+    paper prints the token sum, implementations divide it by a constant L (TRL's loss_type="dr_grpo":
+    max_completion_length). As eq 5 divides by |o_i|, the GC carries |o_i| / L:
+    GC = |o_i|/L * (A_i + beta (pi_ref/pi - 1)) on-policy.
     >>> m = torch.tensor([[1., 1., 1., 1.], [1., 1., 0., 0.]]); z = torch.zeros(2, 4)
     >>> dr_grpo(torch.tensor([0., 1.]), 2, z, z, m, beta=0.0, max_len=4)   # -0.5 * 4/4, +0.5 * 2/4
     tensor([[-0.5000, -0.5000, -0.5000, -0.5000],

@@ -55,7 +55,10 @@ def _setup(logp, mask):
 
 def dr_grpo(logp, logp_old, logp_ref, rewards, group_size, mask, beta, clip_eps, max_len,
             aggregation="constant"):
-    """Dr. GRPO (arXiv 2503.20783, Figure 1): 1/G sum_i sum_t [min(r A, clip(r) A) - beta k3] / L, A = R - mean(R)."""
+    """Dr. GRPO (arXiv 2503.20783, Figure 1): 1/G sum_i sum_t [min(r A, clip(r) A) - beta k3] / L, A = R - mean(R).
+
+    The paper prints the token sum (L = 1); TRL's loss_type="dr_grpo" divides it by max_completion_length.
+    """
     logp, mask = _setup(logp, mask)
     r = _rewards(rewards, group_size, mask)
     adv = (r - r.mean(-1, keepdim=True)).view(-1, 1).to(mask.dtype).expand_as(mask)  # no std

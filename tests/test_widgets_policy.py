@@ -1,0 +1,48 @@
+"""Notebook 10's explorer: its numbers are the package's coefficients, and it responds to its controls."""
+import ipywidgets as W
+import pytest
+import torch
+
+from unified_rl import coefficients as C
+from unified_rl.course import explorer as xp
+from unified_rl.course.widgets_policy import MAX_LEN, length_pushes, policy_explorer, ratio_gcs
+
+
+def test_main_control_changes_the_output_and_tracks_stay_usable():
+    ex = policy_explorer()
+    assert ex.error is None and ex.image.value[:8] == b"\x89PNG\r\n\x1a\n"
+    table, png = ex.table.value, ex.image.value
+    ex.controls["ratio"].value = 0.6
+    assert ex.error is None and ex.table.value != table and ex.image.value != png
+    for c in ex.controls.values():
+        if isinstance(c, (W.FloatSlider, W.IntSlider)):
+            assert len(c.description) <= xp.SHORT and c.layout.width == xp.CONTROL_WIDTH
+
+
+def test_clip_higher_and_cispo_where_grpo_stops():
+    ex = policy_explorer(ratio=1.25, clip_eps=0.2, clip_eps_high=0.28, right=True)
+    gc = ex.data["gc"]
+    assert gc["GRPO / PPO clip"] == 0  # A > 0 past 1 + 0.2: the push stops
+    assert gc["DAPO clip-higher"] == pytest.approx(gc["CISPO weight"]) and gc["DAPO clip-higher"] > 0
+    with ex.hold():
+        ex.controls["ratio"].value = 1.5  # past 1 + 0.28 too
+    assert ex.data["gc"]["DAPO clip-higher"] == 0 and ex.data["gc"]["CISPO weight"] > 0
+
+
+def test_numbers_match_the_package():
+    got = ratio_gcs([1.1], True, 5, 0.2, 0.28)
+    rewards = torch.tensor([1.0, 1.0, 0.0, 0.0], dtype=torch.float64)
+    mask = (torch.arange(MAX_LEN)[None] < torch.tensor([5, 8, 8, 8])[:, None]).double()
+    old = torch.zeros_like(mask)
+    logp = old.clone()
+    logp[0] = torch.log(torch.tensor(1.1, dtype=torch.float64)) * mask[0]
+    want = C.dapo(rewards, 4, logp, old, mask, 0.2, 0.28, aggregation="seq-mean-token-mean")[0, 0]
+    assert got["DAPO clip-higher"][0] == pytest.approx(want.item(), rel=1e-12)
+
+
+def test_length_bias_of_one_over_length():
+    """A wrong answer (A < 0): GRPO's per-token push shrinks with |o|, Dr. GRPO's constant L keeps it."""
+    push = length_pushes(torch.arange(1, MAX_LEN + 1), right=False)
+    grpo, dr = push["GRPO: A-hat, 1/|o|"], push[f"constant L = {MAX_LEN} (Dr. GRPO)"]
+    assert (grpo < 0).all() and (grpo.diff() > 0).all()  # less negative as the answer grows
+    assert torch.allclose(dr, dr[0].expand_as(dr)) and (dr < 0).all()

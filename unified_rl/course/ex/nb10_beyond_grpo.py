@@ -1,0 +1,209 @@
+"""Exercises of course/10_beyond_grpo.ipynb: Dr. GRPO's and CISPO's coefficients, the GC of k2 as a
+loss, which KL GRPO's k3 penalty follows, and RLOO's baseline.
+
+In the notebook:  from unified_rl.course.ex.nb10_beyond_grpo import q1, q2, q3, q4, q5
+References are the package's own functions (`coefficients.dr_grpo`, `coefficients.cispo`,
+`kl_study`), never a copy; each exercise carries plausible wrong answers its checker must reject.
+"""
+
+import sympy
+import torch
+
+from unified_rl import advantages, coefficients
+from unified_rl.course.exercises import ChoiceExercise, ExpressionExercise, FunctionExercise, ValueExercise
+
+
+def _ragged(gen, n_groups, G, T=7):
+    """A ragged (B, T) mask and policy log-probs that require grad."""
+    B = n_groups * G
+    lengths = torch.randint(1, T + 1, (B,), generator=gen)
+    mask = (torch.arange(T)[None] < lengths[:, None]).double()  # (B, T)
+    logp = (-2 * torch.rand(B, T, generator=gen, dtype=torch.float64) * mask).requires_grad_(True)
+    return B, mask, logp
+
+
+# q1 (implementation): Dr. GRPO's coefficient, on-policy, against coefficients.dr_grpo.
+def _dr_grpo_solution(rewards, group_size, logp, logp_ref, mask, beta, max_len):
+    r = rewards.view(-1, group_size)  # (n_groups, G)
+    adv = (r - r.mean(-1, keepdim=True)).reshape(-1, 1)  # (B, 1): no std
+    kl_term = beta * (torch.exp(logp_ref - logp) - 1)  # (B, T)
+    weight = mask.sum(-1, keepdim=True) / max_len  # (B, 1): |o_i| / L, eq 5 divides by |o_i|
+    return (weight * (adv + kl_term) * mask).detach()
+
+
+def _dr_with_std(rewards, group_size, logp, logp_ref, mask, beta, max_len):
+    """GRPO's A-hat (divided by the std) kept."""
+    adv = advantages.group_relative(rewards, group_size)[:, None]
+    return (mask.sum(-1, keepdim=True) / max_len * (adv + beta * (torch.exp(logp_ref - logp) - 1)) * mask).detach()
+
+
+def _dr_per_sequence(rewards, group_size, logp, logp_ref, mask, beta, max_len):
+    """No |o_i| / L factor: GRPO's seq-mean-token-mean, the 1/|o_i| left in."""
+    r = rewards.view(-1, group_size)
+    adv = (r - r.mean(-1, keepdim=True)).reshape(-1, 1)
+    return ((adv + beta * (torch.exp(logp_ref - logp) - 1)) * mask).detach()
+
+
+def _dr_token_sum(rewards, group_size, logp, logp_ref, mask, beta, max_len):
+    """|o_i| instead of |o_i| / L: the token sum, not divided by the constant."""
+    return _dr_grpo_solution(rewards, group_size, logp, logp_ref, mask, beta, 1.0)
+
+
+def _dr_no_beta(rewards, group_size, logp, logp_ref, mask, beta, max_len):
+    return _dr_grpo_solution(rewards, group_size, logp, logp_ref, mask, 1.0, max_len)
+
+
+def _dr_kl_sign(rewards, group_size, logp, logp_ref, mask, beta, max_len):
+    return _dr_grpo_solution(rewards, group_size, logp, logp_ref, mask, -beta, max_len)
+
+
+def _dr_not_detached(rewards, group_size, logp, logp_ref, mask, beta, max_len):
+    r = rewards.view(-1, group_size)
+    adv = (r - r.mean(-1, keepdim=True)).reshape(-1, 1)
+    return mask.sum(-1, keepdim=True) / max_len * (adv + beta * (torch.exp(logp_ref - logp) - 1)) * mask
+
+
+def _dr_batch(gen, n_groups=None, G=None):
+    n_groups = n_groups or int(torch.randint(1, 4, (), generator=gen))
+    G = G or int(torch.randint(2, 5, (), generator=gen))
+    B, mask, logp = _ragged(gen, n_groups, G)
+    return {"rewards": torch.randint(0, 2, (B,), generator=gen).double(), "group_size": G, "logp": logp,
+            "logp_ref": logp.detach() + 0.4 * torch.randn(B, 7, generator=gen, dtype=torch.float64),
+            "mask": mask, "beta": 0.1, "max_len": 7.0}
+
+
+def _dr_case(rewards, G, shift):
+    def make(gen):
+        kw = _dr_batch(gen, len(rewards) // G, G)
+        kw["rewards"] = torch.tensor(rewards, dtype=torch.float64)
+        kw["logp_ref"] = kw["logp"].detach() + shift
+        return kw
+    return make
+
+
+q1 = FunctionExercise(
+    coefficients.dr_grpo,
+    cases={"one right answer in four, pi = pi_ref": _dr_case([1.0, 0.0, 0.0, 0.0], 4, 0.0),
+           "an all-right group: only the KL term": _dr_case([1.0, 1.0, 1.0], 3, 0.3),
+           "rewards 0.2 and 0.9, two groups": _dr_case([0.2, 0.9, 0.9, 0.2], 2, -0.2)},
+    random_inputs=_dr_batch, detached=True, var="my_dr_grpo_gc",
+    title="Q1: implement Dr. GRPO's coefficient",
+    hint=["The advantage is `r - mean(r)` within each group: `rewards.view(-1, group_size)`, no std.",
+          "Eq 5 divides each response by `|o_i| = mask.sum(-1)`; Dr. GRPO divides by the constant `max_len`, "
+          "so the coefficient carries `|o_i| / max_len`. Add GRPO's KL term `beta * (exp(logp_ref - logp) - 1)`, "
+          "multiply by the mask and detach."],
+    solution_value=_dr_grpo_solution,
+    wrong=[_dr_with_std, _dr_per_sequence, _dr_token_sum, _dr_no_beta, _dr_kl_sign, _dr_not_detached],
+)
+
+
+# q2 (implementation): CISPO's coefficient (token-mean, no lower bound), against coefficients.cispo.
+def _cispo_parts(rewards, group_size, logp, logp_old, mask, std_unbiased=True):
+    r = rewards.view(-1, group_size)
+    std = r.std(-1, keepdim=True, unbiased=std_unbiased)
+    adv = torch.where(std > 0, (r - r.mean(-1, keepdim=True)) / (std + 1e-6), torch.zeros_like(r)).reshape(-1, 1)
+    n = mask.sum(-1, keepdim=True)  # (B, 1)
+    per_group = n.view(-1, group_size).sum(-1, keepdim=True).repeat_interleave(group_size, 0)  # (B, 1)
+    return adv, group_size * n / per_group, torch.exp(logp - logp_old)
+
+
+def _cispo_solution(rewards, group_size, logp, logp_old, mask, clip_eps_high):
+    adv, weight, ratio = _cispo_parts(rewards, group_size, logp, logp_old, mask)
+    return (weight * ratio.clamp(max=1 + clip_eps_high) * adv * mask).detach()
+
+
+def _cispo_zeroes_clipped(rewards, group_size, logp, logp_old, mask, clip_eps_high):
+    """PPO's habit: GC 0 where the ratio is past the bound and A > 0."""
+    adv, weight, ratio = _cispo_parts(rewards, group_size, logp, logp_old, mask)
+    keep = ~((adv > 0) & (ratio > 1 + clip_eps_high))
+    return (weight * ratio * adv * keep * mask).detach()
+
+
+def _cispo_per_sequence(rewards, group_size, logp, logp_old, mask, clip_eps_high):
+    """Seq-mean-token-mean: the token-mean factor G |o_i| / sum_j |o_j| missing."""
+    adv, _, ratio = _cispo_parts(rewards, group_size, logp, logp_old, mask)
+    return (ratio.clamp(max=1 + clip_eps_high) * adv * mask).detach()
+
+
+def _cispo_token_sum(rewards, group_size, logp, logp_old, mask, clip_eps_high):
+    """A sum over tokens (factor |o_i|) instead of the token mean."""
+    adv, _, ratio = _cispo_parts(rewards, group_size, logp, logp_old, mask)
+    return (mask.sum(-1, keepdim=True) * ratio.clamp(max=1 + clip_eps_high) * adv * mask).detach()
+
+
+def _cispo_population_std(rewards, group_size, logp, logp_old, mask, clip_eps_high):
+    adv, weight, ratio = _cispo_parts(rewards, group_size, logp, logp_old, mask, std_unbiased=False)
+    return (weight * ratio.clamp(max=1 + clip_eps_high) * adv * mask).detach()
+
+
+def _cispo_leaky_weight(rewards, group_size, logp, logp_old, mask, clip_eps_high):
+    """The clipped ratio left in the graph: no stop-gradient on the weight."""
+    adv, weight, ratio = _cispo_parts(rewards, group_size, logp, logp_old, mask)
+    return weight * ratio.clamp(max=1 + clip_eps_high) * adv * mask
+
+
+def _cispo_batch(gen, n_groups=None, G=None, spread=0.4):
+    n_groups = n_groups or int(torch.randint(1, 4, (), generator=gen))
+    G = G or int(torch.randint(2, 5, (), generator=gen))
+    B, mask, logp = _ragged(gen, n_groups, G)
+    old = logp.detach() + spread * torch.randn(B, 7, generator=gen, dtype=torch.float64)
+    return {"rewards": torch.randint(0, 2, (B,), generator=gen).double(), "group_size": G, "logp": logp,
+            "logp_old": old, "mask": mask, "clip_eps_high": 0.28}
+
+
+q2 = FunctionExercise(
+    coefficients.cispo,
+    cases={"on-policy (ratio 1)": lambda gen: _cispo_batch(gen, 2, 3, spread=0.0),
+           "ratios far above 1 + eps_high": lambda gen: _cispo_batch(gen, 1, 4, spread=1.5),
+           "two groups of two": lambda gen: _cispo_batch(gen, 2, 2)},
+    random_inputs=_cispo_batch, detached=True, var="my_cispo_gc", title="Q2: implement CISPO's coefficient",
+    hint=["A-hat is GRPO's: `(r - mean) / (sample std + 1e-6)` per group, 0 in an all-equal group "
+          "(`advantages.group_relative`). The weight is `exp(logp - logp_old).clamp(max=1 + clip_eps_high)`.",
+          "Token-mean over each group: every row carries `G |o_i| / sum_{j in group} |o_j|`. "
+          "Multiply weight, A-hat and that factor, mask, and detach: CISPO's weight is a stop-gradient."],
+    solution_value=_cispo_solution,
+    wrong=[_cispo_zeroes_clipped, _cispo_per_sequence, _cispo_token_sum, _cispo_population_std, _cispo_leaky_weight],
+)
+
+# q3 (derivation): the GC term of k2 = (ell - ell_ref)^2 / 2 used as a loss, -beta * k2 per token.
+ell, ell_ref = sympy.symbols("ell ell_ref", real=True)
+beta = sympy.Symbol("beta", positive=True)
+q3 = ExpressionExercise(
+    lambda: sympy.diff(-beta * (ell - ell_ref) ** 2 / 2, ell),
+    var="k2_gc", title="Q3: derive the GC term of the k2 penalty",
+    hint=["The per-token penalty is `-beta * (ell - ell_ref)**2 / 2`; its GC term is its derivative in `ell`.",
+          "`sympy.diff(-beta * (ell - ell_ref)**2 / 2, ell)`: compare it with k3's `beta * (exp(ell_ref - ell) - 1)`."],
+    solution="```python\nk2_gc = sympy.diff(-beta * (ell - ell_ref) ** 2 / 2, ell)\n"
+             "# = beta * (ell_ref - ell) = beta * log(pi_ref / pi): k3's term to first order in the log-ratio\n```",
+    wrong=[-beta * (ell_ref - ell),  # the sign of +beta k2
+           ell_ref - ell,  # beta dropped
+           beta * (sympy.exp(ell_ref - ell) - 1),  # k3's term
+           -beta + 0 * ell],  # k1's term
+)
+
+# q4 (prediction): which KL does GRPO's k3 penalty follow in expectation on samples of pi_theta?
+q4 = ChoiceExercise(
+    {"KL(pi || pi_ref)": "the reverse KL, the one the k3 value estimates",
+     "KL(pi_ref || pi)": "the forward KL",
+     "neither (zero in expectation)": "like k1 used as a loss"},
+    "KL(pi_ref || pi)", var="k3_follows", title="Q4: whose gradient does GRPO's k3 penalty follow?",
+    hint=["Its GC term is `beta (pi_ref/pi - 1)`. Average `(pi_ref/pi - 1) grad log pi` over `o ~ pi`: "
+          "`sum_o pi_ref(o) grad log pi(o) - grad sum_o pi(o)`.",
+          "`-sum_o pi_ref(o) grad log pi(o)` is the gradient of which KL's `pi`-dependent part?"],
+    why={"KL(pi || pi_ref)": "that is what k3's value estimates, and what k2 or k3 x ratio follow; k3's own "
+                             "expected gradient is -grad KL(pi_ref || pi)",
+         "neither (zero in expectation)": "that is k1 used as a loss: its GC term is the constant -beta"},
+    wrong=["KL(pi || pi_ref)", "neither (zero in expectation)"],
+)
+
+
+# q5 (value): RLOO's advantage of the right answer in a group with rewards (1, 0, 0, 0).
+def _rloo_right():
+    return advantages.leave_one_out(torch.tensor([1.0, 0.0, 0.0, 0.0], dtype=torch.float64), 4)[0].item()
+
+
+q5 = ValueExercise(_rloo_right, atol=1e-6, var="rloo_right",
+                   title="Q5: RLOO's advantage of the one right answer among four",
+                   hint=["RLOO's baseline for answer i is the mean reward of the other G - 1 answers.",
+                         "For the right answer the others are (0, 0, 0): baseline 0."],
+                   wrong=[0.75, 1.5, 0.25, 4 / 3])

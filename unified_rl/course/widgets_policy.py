@@ -1,0 +1,99 @@
+"""The policy family's explorer (notebook 10): how the ratio and the length of a response set its GC.
+
+One group of four answers: o1 (right or wrong, |o1| tokens) and three others of 8 tokens (one
+right, two wrong). Left: the GC of o1's tokens against the ratio r = pi_theta / pi_old under
+GRPO's symmetric clip, DAPO's clip-higher, CISPO's clipped weight and GSPO's sequence clip.
+Right: the push each token of o1 gets in eq 5 (GC / |o1|) against |o1| under the three
+aggregations. Every number comes from `unified_rl.coefficients` (policy.py, paper.py).
+References: Dr. GRPO arXiv 2503.20783, DAPO 2503.14476, GSPO 2507.18071, CISPO 2506.13585.
+"""
+
+import ipywidgets as W
+import torch
+from matplotlib.figure import Figure
+
+from unified_rl import coefficients as C
+from unified_rl.course.explorer import Explorer, _slider
+
+OTHERS = (1.0, 0.0, 0.0)  # rewards of o2..o4
+OTHER_LEN, MAX_LEN = 8, 16  # their length; the constant L of Dr. GRPO here
+
+
+def _group(right, length):
+    """(rewards (4,), mask (4, MAX_LEN)) of the group: o1 first."""
+    rewards = torch.tensor([float(right), *OTHERS], dtype=torch.float64)
+    lengths = torch.tensor([length] + [OTHER_LEN] * 3)
+    mask = (torch.arange(MAX_LEN)[None] < lengths[:, None]).double()  # (4, L)
+    return rewards, mask
+
+
+def ratio_gcs(ratios, right, length, clip_eps, clip_eps_high):
+    """GC of o1's tokens at each ratio (all of o1's tokens at that ratio), per method. {name: (N,)}"""
+    rewards, mask = _group(right, length)
+    out = {k: [] for k in ("GRPO / PPO clip", "DAPO clip-higher", "CISPO weight", "GSPO sequence clip")}
+    old = torch.zeros_like(mask)
+    for r in torch.as_tensor(ratios, dtype=torch.float64):
+        logp = old.clone()
+        logp[0] = torch.log(r) * mask[0]  # o1 at ratio r, the others on-policy
+        agg = dict(aggregation="seq-mean-token-mean")  # the same aggregation: only the clip differs
+        out["GRPO / PPO clip"].append(C.grpo(rewards, 4, logp, logp, mask, 0.0, logp_old=old, clip_eps=clip_eps)[0, 0])
+        out["DAPO clip-higher"].append(C.dapo(rewards, 4, logp, old, mask, clip_eps, clip_eps_high, **agg)[0, 0])
+        out["CISPO weight"].append(C.cispo(rewards, 4, logp, old, mask, clip_eps_high, **agg)[0, 0])
+        out["GSPO sequence clip"].append(C.gspo(rewards, 4, logp, old, mask, clip_eps, clip_eps_high, **agg)[0, 0])
+    return {k: torch.stack(v) for k, v in out.items()}
+
+
+def length_pushes(lengths, right):
+    """Per-token push GC / |o1| of o1 in eq 5 against |o1|, per aggregation (beta = 0). {name: (N,)}"""
+    out = {"GRPO: A-hat, 1/|o|": [], "token-mean (DAPO)": [], f"constant L = {MAX_LEN} (Dr. GRPO)": []}
+    for n in lengths:
+        rewards, mask = _group(right, int(n))
+        z = torch.zeros_like(mask)
+        out["GRPO: A-hat, 1/|o|"].append(C.grpo(rewards, 4, z, z, mask, 0.0)[0, 0] / n)
+        out["token-mean (DAPO)"].append(C.dapo(rewards, 4, z, z, mask)[0, 0] / n)
+        out[f"constant L = {MAX_LEN} (Dr. GRPO)"].append(C.dr_grpo(rewards, 4, z, z, mask, 0.0, MAX_LEN)[0, 0] / n)
+    return {k: torch.stack(v) for k, v in out.items()}
+
+
+def policy_explorer(ratio=1.25, clip_eps=0.2, clip_eps_high=0.28, length=12, right=False):
+    """The GC of one answer against the ratio (clip family) and its length (aggregation)."""
+    controls = {"ratio": _slider("ratio r", ratio, 0.5, 1.6, 0.01),
+                "clip_eps": _slider("ε_low", clip_eps, 0.0, 0.5, 0.01),
+                "clip_eps_high": _slider("ε_high", clip_eps_high, 0.0, 0.5, 0.01),
+                "length": _slider("|o₁| (tokens)", length, 1, MAX_LEN, 1, cls=W.IntSlider),
+                "right": W.ToggleButtons(options=[("o₁ wrong", False), ("o₁ right", True)], value=right,
+                                         style={"button_width": "90px"})}
+
+    def compute(ratio, clip_eps, clip_eps_high, length, right):
+        grid = torch.linspace(0.5, 1.6, 111, dtype=torch.float64)
+        curves = ratio_gcs(grid, right, length, clip_eps, clip_eps_high)
+        here = {k: v[0].item() for k, v in ratio_gcs([ratio], right, length, clip_eps, clip_eps_high).items()}
+        ns = torch.arange(1, MAX_LEN + 1)
+        pushes = length_pushes(ns, right)
+        push_here = {k: v[length - 1].item() for k, v in pushes.items()}
+        fig = Figure(figsize=(9, 3.2), layout="constrained")
+        ax1, ax2 = fig.subplots(1, 2)
+        ax1.axvspan(1 - clip_eps, 1 + clip_eps_high, color="0.93")
+        for i, (k, v) in enumerate(curves.items()):  # dashed and dotted: the curves often coincide
+            ax1.plot(grid, v, color=f"C{i}", lw=(3.0, 2.0, 1.6, 1.6)[i], ls=("-", "--", "-", ":")[i], label=k)
+            ax1.plot([ratio], [here[k]], "o", color=f"C{i}", ms=4)
+        ax1.axhline(0, color="k", lw=0.6)
+        ax1.set(xlabel="ratio r = π_θ/π_old of o₁'s tokens", ylabel="GC of a token of o₁",
+                title=f"o₁ {'right' if right else 'wrong'}: the clips")
+        ax1.legend(fontsize=7)
+        for i, (k, v) in enumerate(pushes.items()):
+            ax2.plot(ns, v, "o-", ms=3, color=f"C{i + 4}", label=k)
+        ax2.axvline(length, color="grey", lw=0.8, ls="--")
+        ax2.axhline(0, color="k", lw=0.6)
+        ax2.set(xlabel="|o₁| (the others: 8 tokens)", ylabel="push per token: GC / |o₁|",
+                title="the aggregations, at r = 1")
+        ax2.legend(fontsize=7)
+        rows = [["", "GC of a token of o₁"]] + [[k, v] for k, v in here.items()]
+        rows += [["", "push per token (GC / |o₁|)"]] + [[k, v] for k, v in push_here.items()]
+        data = {"gc": here, "push": push_here}
+        return data, fig, rows
+
+    return Explorer("The policy family: ratio, clip and length", controls, "ratio", compute,
+                    "o₁ and three 8-token answers (one right, two wrong) to one question. Left: where each clip "
+                    "stops the push (0) or caps it (CISPO). Right: with a negative advantage, GRPO's 1/|o| pushes "
+                    "a longer wrong answer down less per token; a constant L does not.")
