@@ -21,6 +21,7 @@ from . import coefficients as C, objectives as O
 from .advantages import gae, group_relative_process
 from .data import FixedDataset, FrozenPolicySamples, PolicySamples, PreferencePairs, pairs  # noqa: F401
 from .kl import k1
+from .methods_policy import POLICY
 from .methods_preference import PREFERENCE
 from .models import ValueModel
 from .paradigm import Method
@@ -168,6 +169,7 @@ GRPO_PROCESS = Method("grpo-process", PolicySamples, rule, grpo_gc, objective=gr
 
 METHODS = {m.name: m for m in (SFT, RFT, ONLINE_RFT, DPO, PPO, GRPO, GRPO_PROCESS)}
 METHODS.update({m.name: m for m in PREFERENCE})  # IPO, SimPO, KTO, ORPO: methods_preference.py
+METHODS.update({m.name: m for m in POLICY})  # Dr. GRPO, DAPO, GSPO, CISPO, RLOO, REINFORCE++, ReMax: methods_policy.py
 
 
 def get_method(name):
