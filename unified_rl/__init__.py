@@ -4,6 +4,7 @@
 
 The folder listing is the paradigm: `paradigm` (eq 5 as a loss), `coefficients` (GC of each method),
 `objectives` (each method's own J, the oracle), `advantages`, `kl`, `derivations` (sympy), `metrics`.
+Layers, contracts and the run folder: docs/ARCHITECTURE.md.
 """
 
 __version__ = "0.1.0"
