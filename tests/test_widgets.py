@@ -5,13 +5,15 @@ import pytest
 import torch
 
 from unified_rl import advantages, coefficients
+from unified_rl.course import explorer as xp
+from unified_rl.course import nb_basics
 from unified_rl.course import nb_pass_maj as pm
 from unified_rl.course import section52_widgets as s52
 from unified_rl.course import widgets as w
 from unified_rl.course.plots import compare_runs, plot_coefficients, plot_pass_maj, plot_training
 
 EXPLORERS = [w.dpo_explorer, w.ppo_explorer, w.grpo_explorer, w.rft_explorer, w.paradigm_explorer, s52.pass_maj_explorer,
-             s52.noisy_reward_explorer]
+             s52.noisy_reward_explorer, nb_basics.length_explorer]
 
 
 def _main(ex):
@@ -96,7 +98,7 @@ def test_paradigm_numbers_match_the_package():
     assert ex.controls["reward"].value == float(batch["rewards"][3])  # the slider shows the sample's reward
     with ex.hold():
         ex.controls["reward"].value = 0.0 if batch["rewards"][3] else 1.0
-        ex.controls["beta"].value = 0.3
+        ex.controls["grpo_beta"].value = 0.3
         ex.controls["sample"].value = 5  # moving on keeps the reward just set for sample 3
     rewards = batch["rewards"].clone()
     rewards[3] = ex.controls["reward"].value
@@ -109,9 +111,71 @@ def test_paradigm_numbers_match_the_package():
     dpo = ex.data["coefs"]["DPO"]
     assert torch.allclose(dpo[0::2].sum(-1) / batch["mask"][0::2].sum(-1),
                           -dpo[1::2].sum(-1) / batch["mask"][1::2].sum(-1))  # +c on chosen, -c on rejected
+    r = rewards
+    ic = [2 * k + int(r[2 * k] < r[2 * k + 1]) for k in range(4)]  # the higher reward is chosen
+    ir = [2 * k + int(r[2 * k] >= r[2 * k + 1]) for k in range(4)]
+    lp, ref, m = batch["logp"], batch["logp_ref"], batch["mask"]
+    cc, cr = coefficients.dpo(lp[ic], ref[ic], m[ic], lp[ir], ref[ir], m[ir], 0.1)
+    assert torch.allclose(dpo[ic], 2 * cc) and torch.allclose(dpo[ir], 2 * cr)  # what the trainer is handed
     ex.controls["group_size"].value = 8
     assert torch.allclose(ex.data["coefs"]["GRPO"],
                           coefficients.grpo(rewards, 8, batch["logp"], batch["logp_ref"], batch["mask"], 0.3))
+
+
+def test_paradigm_betas_are_separate_and_the_scale_is_shared():
+    batch = w.synthetic_batch(B=8, T=6, seed=1)
+    ex = w.paradigm_explorer(batch, beta=0.1)
+    assert "five panels" in ex.title and len(ex.data["coefs"]) == 5
+    before = {k: v.clone() for k, v in ex.data["coefs"].items()}
+    for name, moved in (("dpo_beta", "DPO"), ("grpo_beta", "GRPO"), ("ppo_beta", "PPO")):
+        ex.controls[name].value = 0.5  # each beta moves its own method's panel and no other
+        changed = {k for k, v in ex.data["coefs"].items() if not torch.allclose(v, before[k])}
+        assert changed == {moved}, (name, changed)
+        before = {k: v.clone() for k, v in ex.data["coefs"].items()}
+    assert ex.data["vmax"] == pytest.approx(max(float(c.abs().max()) for c in ex.data["coefs"].values()))
+    one = w.paradigm_coefficients(batch, beta=0.2)  # the old one-beta call still works
+    three = w.paradigm_coefficients(batch, dpo_beta=0.2, grpo_beta=0.2, ppo_beta=0.2)
+    assert all(torch.equal(one[k], three[k]) for k in one)
+
+
+def test_sft_length_coefficient():
+    ex = nb_basics.length_explorer(short=8, long=13)
+    assert torch.allclose(ex.data["gc"], torch.ones(2, dtype=torch.float64))  # alpha = 0: eq 7, GC = 1
+    eq7 = ex.data["reference"]["eq 7 (α = 0)"]
+    assert torch.allclose(ex.data["per_response"], eq7[1]) and torch.allclose(eq7[1], torch.full((2,), 0.5).double())
+    ex.controls["alpha"].value = 1.0  # alpha = 1: one token mean over the batch
+    token = ex.data["reference"]["token mean (α = 1)"]
+    assert torch.allclose(ex.data["per_token"], token[0]) and torch.allclose(ex.data["per_response"], token[1])
+    assert ex.data["gc"][0].item() == pytest.approx(2 * 8 / (8 + 13))  # 01 Q1: GC = 2 n1 / (n1 + n2)
+    with ex.hold():
+        ex.controls["alpha"].value, ex.controls["n_long"].value = 0.5, 3
+    assert ex.data["gc"].sum().item() == pytest.approx(4.0)  # B |o_i|^a / sum_j |o_j|^a sums to B
+
+
+@pytest.mark.parametrize("make", EXPLORERS, ids=lambda f: f.__name__)
+def test_every_slider_keeps_a_usable_track(make):
+    """A long description would squeeze the track to nothing: it becomes a label line instead."""
+    ex = make()
+    for name, c in ex.controls.items():
+        if isinstance(c, (W.FloatSlider, W.IntSlider)):
+            assert len(c.description) <= xp.SHORT, (name, c.description)
+        if isinstance(c, W.Dropdown):
+            assert c.style.description_width == xp.DESCRIPTION_WIDTH
+    labels = [x.children[0].value for x in _walk(ex) if isinstance(x, W.VBox) and x.children
+              and isinstance(x.children[0], W.HTML) and x.children[0].value.startswith("<small>")]
+    wanted = [c.url_label for c in ex.controls.values() if getattr(c, "url_label", None)]
+    assert all(any(html_escape(lbl) in got for got in labels) for lbl in wanted)
+
+
+def _walk(widget):
+    yield widget
+    for child in getattr(widget, "children", ()):
+        yield from _walk(child)
+
+
+def html_escape(s):
+    import html
+    return html.escape(s)
 
 
 def test_hold_redraws_once():

@@ -14,7 +14,7 @@ import torch
 from matplotlib.figure import Figure
 
 from unified_rl import coefficients, paradigm
-from unified_rl.course.widgets import Explorer
+from unified_rl.course.explorer import Explorer, _slider
 from unified_rl.methods import METHODS
 from unified_rl.sampling import rollout_from_texts
 
@@ -94,18 +94,30 @@ def token_rows(tokenizer, problem, text=None):
     return rows
 
 
-def token_weights(lengths, normalisation="eq5"):
+def length_gc(lengths, alpha):
+    """(B,) the coefficient that weighs response i by |o_i|^alpha: B |o_i|^alpha / sum_j |o_j|^alpha.
+
+    alpha = 0 gives eq 7's GC = 1 (every response the same total weight); alpha = 1 gives the GC
+    hidden in one token mean over the batch, B |o_i| / sum_j |o_j| (every token the same weight).
+    """
+    n = torch.as_tensor(lengths, dtype=torch.float64)
+    w = n ** alpha
+    return len(n) * w / w.sum()
+
+
+def token_weights(lengths, normalisation="eq5", alpha=0.0):
     """(B, T) weight of each token's grad log pi in the loss's gradient, read off by autograd.
 
-    "eq5": `paradigm.surrogate_loss` with GC = 1 (SFT): 1/(B |o_i|) per token.
-    "token": one mean over every token of the batch: 1/sum_i |o_i| per token.
+    "eq5": `paradigm.surrogate_loss` with GC = `length_gc(lengths, alpha)` (alpha = 0: SFT's GC = 1,
+    1/(B |o_i|) per token). "token": one mean over every token of the batch: 1/sum_i |o_i| per token.
     """
     lengths = torch.as_tensor(lengths)
     T = int(lengths.max())
     mask = (torch.arange(T)[None] < lengths[:, None]).double()  # (B, T)
     logp = torch.zeros_like(mask, requires_grad=True)
     if normalisation == "eq5":
-        loss = paradigm.surrogate_loss(logp, coefficients.sft(mask), mask)
+        coef = length_gc(lengths, alpha)[:, None] * coefficients.sft(mask)  # (B, T)
+        loss = paradigm.surrogate_loss(logp, coef, mask)
     elif normalisation == "token":
         loss = -(logp * mask).sum() / mask.sum()
     else:
@@ -114,43 +126,43 @@ def token_weights(lengths, normalisation="eq5"):
     return -logp.grad, mask
 
 
-def length_explorer(short=6, long=14, n_short=1, n_long=1):
-    """Eq 6's 1/|o| against one token mean over the batch: per-token and per-response gradient weight."""
-    def slider(description, value, lo, hi):
-        return W.IntSlider(value=value, min=lo, max=hi, step=1, description=description, continuous_update=False,
-                           style={"description_width": "initial"}, layout=W.Layout(width="420px"))
+def length_explorer(short=8, long=13, n_short=1, n_long=1, alpha=0.0):
+    """SFT's coefficient against response length: GC_i = B |o_i|^alpha / sum_j |o_j|^alpha, from eq 7 to a token mean."""
+    controls = {"alpha": _slider("length power α", alpha, 0.0, 1.0, 0.05),
+                "long": _slider("|o| of the long responses", long, 2, 30, 1, cls=W.IntSlider),
+                "short": _slider("|o| of the short responses", short, 2, 30, 1, cls=W.IntSlider),
+                "n_long": _slider("how many long responses", n_long, 1, 4, 1, cls=W.IntSlider),
+                "n_short": _slider("how many short responses", n_short, 1, 4, 1, cls=W.IntSlider)}
 
-    controls = {"long": slider("|o| of the long responses", long, 2, 30),
-                "short": slider("|o| of the short responses", short, 2, 30),
-                "n_long": slider("how many long responses", n_long, 1, 4),
-                "n_short": slider("how many short responses", n_short, 1, 4)}
-
-    def compute(long, short, n_long, n_short):
+    def compute(alpha, long, short, n_long, n_short):
         lengths = [short] * n_short + [long] * n_long
-        w5, mask = token_weights(lengths, "eq5")
-        wt, _ = token_weights(lengths, "token")
-        per_tok = {"eq 6 (1/|o|)": w5.amax(1), "token mean": wt.amax(1)}
-        per_resp = {"eq 6 (1/|o|)": w5.sum(1), "token mean": wt.sum(1)}
-        data = {"lengths": lengths, "per_token": per_tok, "per_response": per_resp}
-        fig = Figure(figsize=(8, 2.8), layout="constrained")
-        axes = fig.subplots(1, 2)
+        gc = length_gc(lengths, alpha)  # (B,)
+        w, mask = token_weights(lengths, "eq5", alpha)
+        ref = {"eq 7 (α = 0)": token_weights(lengths, "eq5", 0.0)[0], "token mean (α = 1)": token_weights(lengths, "token")[0]}
+        data = {"lengths": lengths, "gc": gc, "per_token": w.amax(1), "per_response": w.sum(1),
+                "reference": {k: (v.amax(1), v.sum(1)) for k, v in ref.items()}}
+        fig = Figure(figsize=(9, 2.8), layout="constrained")
+        axes = fig.subplots(1, 3)
         x = torch.arange(len(lengths))
-        for k, (name, d) in enumerate([("weight of each token's ∇log π", per_tok),
-                                       ("total weight of each response", per_resp)]):
-            for j, (label, v) in enumerate(d.items()):
-                axes[k].bar(x + 0.4 * j - 0.2, v, width=0.4, label=label)
-            axes[k].set_xticks(x, [f"|o|={n}" for n in lengths], fontsize=7)
-            axes[k].set_title(name, fontsize=9)
-        axes[0].legend(fontsize=7)
-        rows = [["response", "|o|", "per token, eq 6", "per token, token mean",
-                 "whole response, eq 6", "whole response, token mean"]] + [
-            [i, n, per_tok["eq 6 (1/|o|)"][i].item(), per_tok["token mean"][i].item(),
-             per_resp["eq 6 (1/|o|)"][i].item(), per_resp["token mean"][i].item()]
+        for ax, (title, y, k) in zip(axes, [("GC of each response", gc, None),
+                                            ("weight of each token's ∇log π", data["per_token"], 0),
+                                            ("total weight of each response", data["per_response"], 1)]):
+            ax.bar(x, y, color="C0", label=f"α = {alpha:.2f}")
+            if k is not None:
+                for j, (name, pair) in enumerate(data["reference"].items()):
+                    ax.plot(x, pair[k], "_", ms=18, mew=2, color=f"C{j + 1}", label=name)
+            ax.set_xticks(x, [f"|o|={n}" for n in lengths], fontsize=7)
+            ax.set_title(title, fontsize=9)
+        axes[1].legend(fontsize=7, loc="lower center")
+        rows = [["response", "|o|", "GC", "weight per token", "weight of the response"]] + [
+            [i, n, gc[i].item(), data["per_token"][i].item(), data["per_response"][i].item()]
             for i, n in enumerate(lengths)]
         return data, fig, rows
 
-    return Explorer("SFT: how 1/|o| weighs long and short responses", controls, "long", compute,
-                    "Eq 6 gives every response the same total weight; a token mean gives every token the same weight.")
+    return Explorer("SFT: the coefficient behind a length normalisation", controls, "alpha", compute,
+                    "GC<sub>i</sub> = B·|o<sub>i</sub>|<sup>α</sup> / Σ<sub>j</sub> |o<sub>j</sub>|<sup>α</sup>. "
+                    "α = 0 is eq 7 (GC = 1: every response the same total weight); α = 1 is one token mean "
+                    "over the batch (every token the same weight). Move α and the lengths.")
 
 
 def greedy_rows(before, after, tokenizer, problems, labels=("before", "after")):

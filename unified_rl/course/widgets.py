@@ -1,98 +1,30 @@
 """Coefficient explorers: move a slider, watch the gradient coefficient GC of eq 5 respond.
 
-Each explorer returns an `Explorer`, an ipywidgets VBox of controls above an output (a table of
-numbers and a small plot). Every number is computed by the package's own functions
-(`unified_rl.coefficients`, `unified_rl.advantages`), never re-implemented here.
-
-For tests and for the notebooks' own asserts an explorer is driven from Python: set
-`ex.controls["beta"].value = 0.5` and read `ex.data` (the numbers shown) or `ex.table.value`.
-Browser tests find the main control by the CSS class `url-main-control` and the output by
-`url-explorer-output`. Plots are drawn on pyplot-free Figures and sent as PNG, so no figure leaks
-and the widgets work in JupyterLab, Voila, nbval and plain Python alike.
+Each explorer returns an `Explorer` (`explorer.py`: controls above a table and a plot). Every number
+is computed by the package's own functions (`unified_rl.coefficients`, `unified_rl.advantages`),
+never re-implemented here. This module holds the per-method explorers (RFT, DPO, PPO, GRPO); the
+eq-5 explorer of every method side by side is in `paradigm_widgets`, the SFT one in `nb_basics`,
+those of §5.2 (Pass@K / Maj@K, noisy rewards) in `section52_widgets`; all import from here.
 References: DeepSeekMath (arXiv 2402.03300) appendix A.1, eq 10-21; GAE (arXiv 1506.02438).
-The explorers of §5.2 (Pass@K / Maj@K, noisy rewards) are in `section52_widgets`.
 """
-
-import contextlib
-import html
-import io
 
 import ipywidgets as W
 import torch
 from matplotlib.figure import Figure
 
 from unified_rl import advantages, coefficients
+from unified_rl.course.explorer import MAIN, OUTPUT, Explorer, _dropdown, _num, _slider, _table, labelled
+from unified_rl.course.paradigm_widgets import paradigm_coefficients, paradigm_explorer, synthetic_batch
 from unified_rl.course.plots import draw_coefficients
 
-MAIN, OUTPUT = "url-main-control", "url-explorer-output"
-
-
-class Explorer(W.VBox):
-    """Controls + output, recomputed by `compute(**control values) -> (data, figure, rows)` on every change."""
-
-    def __init__(self, title, controls, main, compute, note=""):
-        self.controls, self.data, self.error, self._held, self.title = controls, {}, None, False, title
-        self._compute = compute
-        controls[main].add_class(MAIN)
-        self.table, self.image = W.HTML(), W.Image(format="png", layout=W.Layout(max_width="900px"))
-        self.output = W.VBox([self.table, self.image])
-        self.output.add_class(OUTPUT)
-        header = W.HTML(f"<b>{html.escape(title)}</b>" + (f"<br><small>{note}</small>" if note else ""))
-        super().__init__([header, W.VBox(list(controls.values())), self.output])
-        for c in controls.values():
-            c.observe(lambda _: None if self._held else self.refresh(), names="value")
-        self.refresh()
-
-    def __repr__(self):  # the text/plain fallback where widgets do not render (static pages, logs)
-        return f"<Explorer: {self.title}; run the notebook in Jupyter to use the controls>"
-
-    @contextlib.contextmanager
-    def hold(self):
-        """Change several controls with a single redraw: `with ex.hold(): ...`."""
-        self._held = True
-        try:
-            yield self
-        finally:
-            self._held = False
-            self.refresh()
-
-    def refresh(self):
-        """Recompute from the current control values and redraw; a bad input shows its message."""
-        try:
-            self.data, fig, rows = self._compute(**{k: c.value for k, c in self.controls.items()})
-        except ValueError as e:  # e.g. rewards that are not a whole number of groups
-            self.error = str(e)
-            self.table.value = f'<span style="color:#cf222e">{html.escape(self.error)}</span>'
-            return
-        self.error = None
-        self.table.value = _table(rows)
-        buf = io.BytesIO()
-        fig.savefig(buf, format="png", dpi=80)
-        self.image.value = buf.getvalue()
-
-
-def _table(rows):
-    """An HTML table from a list of rows; the first row is the header; floats to 4 digits."""
-    fmt = lambda v: f"{v:.4f}" if isinstance(v, float) else html.escape(str(v))  # noqa: E731
-    cells = ["".join(f"<{'th' if i == 0 else 'td'} style='padding:0 8px'>{fmt(v)}</{'th' if i == 0 else 'td'}>"
-                     for v in row) for i, row in enumerate(rows)]
-    return "<table>" + "".join(f"<tr>{c}</tr>" for c in cells) + "</table>"
-
-
-def _num(v, spec=".3f"):
-    return "—" if v is None else format(v, spec)
-
-
-def _slider(description, value, lo, hi, step, cls=W.FloatSlider, fmt=".2f"):
-    kw = dict(value=value, min=lo, max=hi, step=step, description=description, continuous_update=False,
-              style={"description_width": "initial"}, layout=W.Layout(width="420px"))
-    return cls(readout_format=fmt, **kw) if cls is W.FloatSlider else cls(**kw)
-
+__all__ = ["MAIN", "OUTPUT", "Explorer", "DEFAULT_VALUES", "dpo_explorer", "grpo_explorer", "labelled",
+           "paradigm_coefficients", "paradigm_explorer", "ppo_explorer", "rft_explorer", "synthetic_batch",
+           "_dropdown", "_num", "_slider", "_table"]
 
 def dpo_explorer(beta=0.1, margin=1.0):
     """DPO (eq 14): the coefficient beta * sigmoid(beta x- - beta x+) against the margin x+ - x-."""
     controls = {"beta": _slider("β", beta, 0.01, 2.0, 0.01),
-                "margin": _slider("margin x⁺ − x⁻ (log-ratio of chosen minus rejected)", margin, -10.0, 10.0, 0.1)}
+                "margin": _slider("margin x⁺ − x⁻", margin, -10.0, 10.0, 0.1)}
 
     def coef(margins, beta):
         m = torch.as_tensor(margins, dtype=torch.float64)[:, None]  # (N, 1): one token per response
@@ -120,7 +52,9 @@ def dpo_explorer(beta=0.1, margin=1.0):
         return data, fig, rows
 
     return Explorer("DPO: the gradient coefficient", controls, "margin", compute,
-                    "A pair the policy already ranks well (large margin) gets a small push; a mis-ranked one a large push.")
+                    "The margin x⁺ − x⁻ is the chosen response's length-normalised log-ratio log(π_θ/π_ref) minus "
+                    "the rejected one's. A pair the policy already ranks well (large margin) gets a small push; "
+                    "a mis-ranked one a large push.")
 
 
 DEFAULT_VALUES = (0.3, 0.35, 0.4, 0.5, 0.55, 0.6, 0.7, 0.8)
@@ -131,7 +65,7 @@ def ppo_explorer(gamma=1.0, lam=0.95, clip_eps=0.2, ratio=1.1, reward=1.0, value
     controls = {"gamma": _slider("γ (discount)", gamma, 0.5, 1.0, 0.01),
                 "lam": _slider("λ (GAE)", lam, 0.0, 1.0, 0.01),
                 "clip_eps": _slider("ε (clip)", clip_eps, 0.0, 0.5, 0.01),
-                "ratio": _slider("ratio r = π/π_old", ratio, 0.5, 1.5, 0.01),
+                "ratio": _slider("ratio π/π_old", ratio, 0.5, 1.5, 0.01),
                 "reward": _slider("terminal reward", reward, -1.0, 1.0, 0.1)}
     v = torch.tensor(values, dtype=torch.float64)[None]  # (1, T): the value model's predictions
     T = v.shape[1]
@@ -177,7 +111,7 @@ def grpo_explorer(rewards=(1, 0, 0, 1, 0, 1, 1, 0), group_size=4, beta=0.04, log
         controls[f"reward_{i}"] = W.ToggleButton(value=bool(r), description=f"o{i + 1}: {'1' if r else '0'}",
                                                  layout=W.Layout(width="56px"))
     controls["beta"] = _slider("β (KL weight)", beta, 0.0, 0.5, 0.01)
-    controls["log_ratio"] = _slider("log π_ref − log π", log_ratio, -2.0, 2.0, 0.05)
+    controls["log_ratio"] = _slider("log π_ref/π", log_ratio, -2.0, 2.0, 0.05)
     toggles = [controls[f"reward_{i}"] for i in range(G_max)]
 
     def compute(group_size, beta, log_ratio, **rs):
@@ -205,7 +139,8 @@ def grpo_explorer(rewards=(1, 0, 0, 1, 0, 1, 1, 0), group_size=4, beta=0.04, log
 
     ex = Explorer("GRPO: group-relative advantages and the KL term", controls, "group_size", compute,
                   "Click an answer to flip its reward. A group whose rewards are all equal gives no signal.")
-    ex.children[1].children = (controls["group_size"], W.HBox(toggles), controls["beta"], controls["log_ratio"])
+    ex.children[1].children = tuple(labelled(c) for c in (controls["group_size"], W.HBox(toggles),
+                                                           controls["beta"], controls["log_ratio"]))
     return ex
 
 
@@ -237,77 +172,3 @@ def rft_explorer(n_samples=16, accuracy=0.3, policy_accuracy=0.6, seed=0, max_le
 
     return Explorer("RFT vs online RFT: the filter I(o)", controls, "accuracy", compute,
                     "Same coefficient, other data source: online RFT keeps more as the policy improves.")
-
-
-def synthetic_batch(B=8, T=10, seed=0):
-    """A reproducible batch: 0/1 rewards, log-probs of the policy, old and reference policies, values."""
-    gen = torch.Generator().manual_seed(seed)
-    lengths = torch.randint(4, T + 1, (B,), generator=gen)
-    mask = (torch.arange(T)[None] < lengths[:, None]).float()  # (B, T)
-    logp = -3 * torch.rand(B, T, generator=gen)  # log-probs of sampled tokens
-    return {"rewards": torch.randint(0, 2, (B,), generator=gen).float(), "mask": mask, "logp": logp,
-            "logp_old": logp + 0.2 * torch.randn(B, T, generator=gen),
-            "logp_ref": logp + 0.3 * torch.randn(B, T, generator=gen), "values": torch.rand(B, T, generator=gen)}
-
-
-def paradigm_coefficients(batch, beta, group_size, gamma=1.0, lam=0.95, clip_eps=0.2):
-    """Every method's GC on one batch, {method: (B, T)}, each from `unified_rl.coefficients`."""
-    r, mask, logp, logp_ref = batch["rewards"], batch["mask"], batch["logp"], batch["logp_ref"]
-    B = mask.shape[0]
-    if B % 2:
-        raise ValueError(f"the batch needs an even number of samples to form DPO pairs, got {B}")
-    out = {"SFT": coefficients.sft(mask), "RFT / online RFT": coefficients.rft((r > 0.5).float(), mask)}
-    # DPO: rows (2k, 2k+1) form a pair; the one with the higher reward is the chosen response.
-    first = r[0::2] >= r[1::2]
-    ic = torch.arange(0, B, 2) + (~first).long()
-    ir = torch.arange(0, B, 2) + first.long()
-    cc, cr = coefficients.dpo(logp[ic], logp_ref[ic], mask[ic], logp[ir], logp_ref[ir], mask[ir], beta)
-    dpo = torch.zeros_like(logp)
-    dpo[ic], dpo[ir] = cc, cr
-    out["DPO"] = dpo
-    # PPO: the outcome reward on the last token, a per-token KL penalty everywhere (DeepSeekMath eq 2).
-    last = mask.cumsum(-1) == mask.sum(-1, keepdim=True)
-    tok_r = -beta * (logp - logp_ref) * mask + r[:, None] * (last & (mask > 0))
-    adv, _ = advantages.gae(tok_r, batch.get("values", torch.zeros_like(logp)), mask, gamma, lam)
-    logp_old = batch.get("logp_old", logp)
-    out["PPO"] = coefficients.ppo(adv, mask, logp=logp, logp_old=logp_old, clip_eps=clip_eps)
-    out["GRPO"] = coefficients.grpo(r, group_size, logp, logp_ref, mask, beta)
-    return out
-
-
-def paradigm_explorer(batch=None, beta=0.1, group_size=4):
-    """Eq 5 side by side: every method's coefficient on one batch (rows samples, columns tokens)."""
-    batch = dict(synthetic_batch() if batch is None else batch)
-    rewards = torch.as_tensor(batch["rewards"], dtype=torch.float32).clone()
-    B = rewards.shape[0]
-    sizes = [g for g in range(2, B + 1) if B % g == 0]
-    if not sizes:
-        raise ValueError(f"a batch of {B} samples cannot be split into groups of 2 or more")
-    controls = {"beta": _slider("β", beta, 0.0, 1.0, 0.01),
-                "group_size": W.Dropdown(options=sizes, value=group_size if group_size in sizes else sizes[0],
-                                         description="group size G"),
-                "sample": _slider("sample i", 0, 0, B - 1, 1, cls=W.IntSlider),
-                "reward": _slider("reward of sample i", float(rewards[0]), 0.0, 1.0, 0.1)}
-    # registered before the Explorer's own observers: picking a sample shows its reward, moving the
-    # reward slider sets that sample's reward
-    controls["sample"].observe(lambda ch: setattr(controls["reward"], "value", float(rewards[ch["new"]])), "value")
-    controls["reward"].observe(lambda ch: rewards.__setitem__(controls["sample"].value, ch["new"]), "value")
-
-    def compute(beta, group_size, sample, reward):
-        coefs = paradigm_coefficients({**batch, "rewards": rewards}, beta, group_size)
-        mask = batch["mask"]
-        data = {"coefs": coefs, "rewards": rewards.clone()}
-        fig = Figure(figsize=(11, 2.8), layout="constrained")
-        for j, (ax, (name, c)) in enumerate(zip(fig.subplots(1, len(coefs), sharey=True), coefs.items())):
-            vmax = float(c.abs().max()) or 1.0  # per method: DPO's coefficients are ~beta, GRPO's ~1
-            draw_coefficients(ax, c, mask, f"{name}\nmax |GC| = {vmax:.3g}", vmax=vmax)
-            ax.axhline(sample, color="k", lw=0.5)
-            ax.set_ylabel("sample i" if j == 0 else "")
-        n = mask.sum(-1)
-        rows = [["sample", "reward"] + [f"{k}: (1/|o|)ΣGC" for k in coefs]] + [
-            [i, float(rewards[i])] + [float(c[i].sum() / n[i]) for c in coefs.values()] for i in range(B)]
-        return data, fig, rows
-
-    return Explorer("Eq 5: one gradient, six coefficients", controls, "beta", compute,
-                    "Red pushes a token's log-prob up, blue down. Change a reward, β or the group size.")
-
