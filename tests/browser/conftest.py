@@ -3,7 +3,8 @@
 The server serves a temporary folder holding a copy of `course/` (so a run can never rewrite a
 notebook) with config, data, runtime, settings and workspace folders of its own, autosave off and
 every cell attached to the page. Chromium is the system one: `playwright install` is never run.
-On a failed test the page is saved to build/browser-screenshots/.
+On a failed test the page is saved to build/browser-screenshots/. Without Chromium or playwright the
+tests are skipped, unless UNIFIED_RL_REQUIRE_BROWSER=1 (CI), which makes that a failure.
 """
 
 import json
@@ -67,11 +68,21 @@ class Lab:
             return r.read()
 
 
+def _missing(why):
+    """Skip for want of a browser; fail instead where UNIFIED_RL_REQUIRE_BROWSER=1 says one must be there."""
+    if os.environ.get("UNIFIED_RL_REQUIRE_BROWSER", "").strip() == "1":
+        pytest.fail(f"{why}, and UNIFIED_RL_REQUIRE_BROWSER=1 requires the browser tests to run")
+    pytest.skip(why)
+
+
 @pytest.fixture(scope="session")
 def lab(tmp_path_factory):
     if not os.path.exists(CHROMIUM):
-        pytest.skip(f"{CHROMIUM} is missing (apt-get install chromium)")
-    pytest.importorskip("playwright.sync_api", reason="playwright is missing (pip install playwright)")
+        _missing(f"{CHROMIUM} is missing (apt-get install chromium)")
+    try:
+        import playwright.sync_api  # noqa: F401 - only whether it imports
+    except ImportError:
+        _missing("playwright is missing (pip install playwright)")
     base = tmp_path_factory.mktemp("lab")
     root, private = base / "root", base / "private"
     root.mkdir()

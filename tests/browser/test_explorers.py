@@ -1,8 +1,10 @@
-"""In a real browser: run a notebook in JupyterLab, move each explorer's main control, see its output change.
+"""In a real browser: run a notebook in JupyterLab, move each explorer's main control, see its output change,
+and measure every slider's track: a long description once squeezed some tracks to 0 px.
 
 One self-test on a generated notebook that shows every explorer always runs; each notebook under
 course/ whose source calls an explorer (`_explorer(`) is run the same way, with generous waits since
-those notebooks train a small model. Skipped when /usr/bin/chromium or playwright is missing.
+those notebooks train a small model. Skipped when /usr/bin/chromium or playwright is missing
+(a failure instead with UNIFIED_RL_REQUIRE_BROWSER=1).
 """
 
 import json
@@ -17,7 +19,22 @@ REPO = Path(__file__).resolve().parents[2]
 COURSE = sorted(p.relative_to(REPO).as_posix() for p in (REPO / "course").rglob("*.ipynb")
                 if ".ipynb_checkpoints" not in p.parts and "_explorer(" in p.read_text(encoding="utf-8"))
 EXPLORERS = ["dpo_explorer()", "ppo_explorer()", "grpo_explorer()", "rft_explorer()", "paradigm_explorer()",
-             "pass_maj_explorer()", "noisy_reward_explorer()"]
+             "pass_maj_explorer()", "noisy_reward_explorer()", "length_explorer()"]
+MIN_TRACK_PX = 150  # a slider's draggable track, description and readout aside
+# Notebooks whose sliders are known to be too narrow still: name -> why (remove once fixed).
+NARROW_KNOWN = {}
+
+# Every slider of the visible notebook: its description (or the label line above it) and its track width.
+TRACKS_JS = """() => {
+  const nb = document.querySelector('.jp-NotebookPanel:not(.lm-mod-hidden) .jp-Notebook');
+  return [...nb.querySelectorAll('.widget-slider')].map(s => {
+    const track = s.querySelector('.slider-container') || s.querySelector('.noUi-target');
+    const desc = (s.querySelector('.widget-label') || {}).innerText || '';
+    const above = s.previousElementSibling ? s.previousElementSibling.innerText : '';
+    return {label: (desc.trim() || above || '?').trim(), width: track ? track.getBoundingClientRect().width : 0,
+            shown: s.getBoundingClientRect().width > 0, squeezed: s.classList.contains('url-squeezed')};
+  });
+}"""
 
 # Per-notebook state read from the page: kernel status, code cells' prompts and error outputs.
 STATE_JS = """() => {
@@ -40,7 +57,13 @@ OUTPUT_OF_JS = """el => { let a = el.parentElement;
 
 
 def _write_selftest(root):
-    cells = [new_code_cell("from unified_rl.course.widgets import *\nfrom unified_rl.course.section52_widgets import *")] + [new_code_cell(e) for e in EXPLORERS]
+    imports = ("from unified_rl.course.widgets import *\nfrom unified_rl.course.section52_widgets import *\n"
+               "from unified_rl.course.nb_basics import length_explorer")
+    # a negative control: how a long description with description_width "initial" squeezed a track
+    squeezed = ('import ipywidgets as W\ns = W.FloatSlider(description="share of the wrong mass on one wrong answer", '
+                'style={"description_width": "initial"}, layout=W.Layout(width="420px"))\n'
+                's.add_class("url-squeezed")\ns')
+    cells = [new_code_cell(imports)] + [new_code_cell(e) for e in EXPLORERS] + [new_code_cell(squeezed)]
     nb = new_notebook(cells=cells)
     nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
     (root / "selftest").mkdir(exist_ok=True)
@@ -126,6 +149,17 @@ def _move_every_main_control(page, rel, expected=1):
         assert shown == pytest.approx(float(new)), f"{rel}: explorer {i} shows {shown} after typing {new}"
 
 
+def _assert_usable_tracks(page, rel, expected=1):
+    """Every slider shown has a track of at least MIN_TRACK_PX; returns the widths measured."""
+    tracks = [t for t in page.evaluate(TRACKS_JS) if t["shown"] and not t["squeezed"]]
+    assert len(tracks) >= expected, f"{rel}: found {len(tracks)} sliders, expected at least {expected}"
+    narrow = [f"{t['label']!r}: {t['width']:.0f} px" for t in tracks if t["width"] < MIN_TRACK_PX]
+    assert not narrow, f"{rel}: slider tracks narrower than {MIN_TRACK_PX} px: {narrow}"
+    print(f"{rel}: {len(tracks)} sliders, tracks {min(t['width'] for t in tracks):.0f}-"
+          f"{max(t['width'] for t in tracks):.0f} px")
+    return tracks
+
+
 @pytest.fixture(autouse=True)
 def _stop_kernels_after(lab):
     """Each notebook's kernel holds a model in memory: stop it before the next notebook starts."""
@@ -140,12 +174,23 @@ def _stop_kernels_after(lab):
 def test_explorers_respond_in_jupyterlab(lab, page):
     rel = _write_selftest(lab.root)
     _run_all(page, lab, rel, timeout_s=180)
+    _assert_usable_tracks(page, rel, expected=2 * len(EXPLORERS))
+    (control,) = [t for t in page.evaluate(TRACKS_JS) if t["squeezed"]]
+    assert control["width"] < MIN_TRACK_PX, f"the measurement misses a squeezed track: {control}"
+    print(f"negative control (long description, width 'initial'): track {control['width']:.0f} px")
     _move_every_main_control(page, rel, expected=len(EXPLORERS))
 
 
-@pytest.mark.parametrize("rel", COURSE or [pytest.param(
-    None, marks=pytest.mark.skip(reason="no notebook under course/ calls an explorer yet"))])
+def _course_params():
+    if not COURSE:
+        return [pytest.param(None, marks=pytest.mark.skip(reason="no notebook under course/ calls an explorer yet"))]
+    return [pytest.param(rel, marks=pytest.mark.xfail(reason=NARROW_KNOWN[Path(rel).stem], strict=False))
+            if Path(rel).stem in NARROW_KNOWN else rel for rel in COURSE]
+
+
+@pytest.mark.parametrize("rel", _course_params())
 def test_course_notebook_explorers(lab, page, rel):
     page.set_default_timeout(60_000)
     _run_all(page, lab, rel, timeout_s=900)  # course notebooks train a small model: minutes on 2 cores
+    _assert_usable_tracks(page, rel)
     _move_every_main_control(page, rel)
