@@ -1,6 +1,6 @@
 """Every benchmark in one run: writes bench/results.json and prints a short table.
 
-    python bench/run.py [--only trl,memory,sampling] [--course] [--out bench/results.json]
+    python bench/run.py [--only trl,memory,sampling,presets] [--course] [--out bench/results.json]
 Each figure is a ratio measured side by side in this run (medians over repeats), so a busy machine
 slows both sides alike; the load average is recorded with the results all the same.
 
@@ -11,6 +11,7 @@ slows both sides alike; the load average is recorded with the results all the sa
 | ppo_over_grpo_peak_memory    | PPO / GRPO peak memory of a training run, per model width     | memory.py         |
 | ppo_over_grpo_step_time      | PPO / GRPO seconds per step, per model width                  | memory.py         |
 | sampling_speedup_vs_generate | our sampler's tokens/s / `model.generate`'s                   | sampling_speed.py |
+| preset_speed                 | samples/s and s per GRPO step of cpu (and gpu, on CUDA)       | preset_speed.py   |
 | course_cpu_seconds           | seconds and peak kernel memory per notebook (--course only)   | this file         |
 """
 
@@ -27,7 +28,7 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")  # tiny models: one thread per pro
 
 import torch  # noqa: E402
 
-BENCHES = ("sampling", "memory", "trl")
+BENCHES = ("sampling", "presets", "memory", "trl")
 
 
 # Run in a child process per notebook: the kernel is that child's child, so once it has exited,
@@ -79,6 +80,10 @@ def run(only=BENCHES, course=False, repeats=5, steps=5):
 
         s = res["sampling"] = sampling_speed.measure(repeats=repeats)
         res["sampling_speedup_vs_generate"] = s["speedup_vs_generate"]
+    if "presets" in only:
+        import preset_speed
+
+        res["preset_speed"] = preset_speed.measure(("cpu", "gpu"), repeats=repeats)
     if "memory" in only:
         import memory
 
@@ -91,6 +96,7 @@ def run(only=BENCHES, course=False, repeats=5, steps=5):
         try:
             t = res["trl"] = trl_compare.measure(steps=steps)
             res["grpo_step_speedup_vs_trl"] = t.get("grpo_step_speedup_vs_trl")
+            res["grpo_step_speedup_vs_trl_by_width"] = t.get("grpo_step_speedup_vs_trl_by_width")
             agree = t.get("trl_agreement")
             res["trl_agreement"] = agree and agree["max_rel_diff_kl_correction_off_same_eps"]
             if "reason" in t:
@@ -104,7 +110,8 @@ def run(only=BENCHES, course=False, repeats=5, steps=5):
 
 
 def table(res):
-    rows = [("grpo_step_speedup_vs_trl", res.get("grpo_step_speedup_vs_trl"), ">= 1.2"),
+    rows = [("grpo_step_speedup_vs_trl", res.get("grpo_step_speedup_vs_trl_by_width")
+             or res.get("grpo_step_speedup_vs_trl"), ">= 1.2"),
             ("trl_agreement", res.get("trl_agreement"), "float error"),
             ("ppo_over_grpo_peak_memory", res.get("ppo_over_grpo_peak_memory"), "> 1"),
             ("ppo_over_grpo_step_time", res.get("ppo_over_grpo_step_time"), "> 1"),
@@ -115,8 +122,10 @@ def table(res):
         if isinstance(v, float):
             v = f"{v:.3g}"
         lines.append(f"{k:30s} {str(v if v is not None else 'not measured'):40s} {target}")
-    if "trl" in res and "ours_phases" in res["trl"]:
-        lines.append(f"our GRPO step phases (s): {res['trl']['ours_phases']}")
+    for w, row in (res.get("trl") or {}).get("by_width", {}).items():
+        lines.append(f"width {w}: our GRPO step phases (s): {row['ours_phases']}")
+    for name, row in (res.get("preset_speed") or {}).items():
+        lines.append(f"preset {name}: {row}")
     lines.append(f"load average {res['machine']['load_average_at_start']} -> {res['load_average_at_end']}")
     return "\n".join(lines)
 

@@ -1,14 +1,17 @@
 """Our GRPO against TRL's `GRPOTrainer`: seconds per optimizer step, and the first-step gradient.
 
-    python bench/trl_compare.py [--steps 5] [--rounds 2] [--preset cpu]
+    python bench/trl_compare.py [--steps 5] [--rounds 2] [--preset cpu] [--widths 64,256]
 Needs the `bench` extra (`pip install -e ".[bench]"`). Nothing is downloaded: our GPT-2 is built
 from the preset's config and trained by our SFT (the cached checkpoint, `save_pretrained`), and TRL
-loads it from that folder
-(HF_HUB_OFFLINE=1) with a local `datasets.Dataset` of the same questions.
+loads it from that folder (HF_HUB_OFFLINE=1) with a local `datasets.Dataset` of the same questions.
 
-Speed: same model, prompts per step, group size, completion length, beta, learning rate, clip
-epsilon and temperature; medians of per-step times after the first step, in rounds that\nalternate the two trainers. Our step is also split
-into its phases (sampling, reference log-probs, policy forward + backward + optimizer step).
+Speed, both sides alike: the same model, prompts per step, group size, completion length, beta,
+learning rate, clip epsilon and temperature; gradient checkpointing off on both (TRL's config turns
+it on by default); one log row per step on both (our trainer's metrics row, TRL's logging_steps=1);
+the median of per-step times with the first step excluded on both; rounds alternate the two
+trainers. It is measured at the preset's width and at a wider model (same depth and task), where
+the model's own arithmetic, not either framework's per-step overhead, takes most of a step. Our
+step is also split into its phases (sampling, reference log-probs, forward + backward + step).
 
 Agreement: where the settings coincide (TRL's loss_type="grpo" averages each sequence over its
 tokens, group std scaling, k3 KL, epsilon clip), TRL's own `_compute_loss` is called on a batch we
@@ -50,15 +53,18 @@ def save_model(preset, path, seed=0):
     return path
 
 
-def _medians(times):
-    steps = [b - a for a, b in zip(times, times[1:])]  # the first step pays one-time costs
-    return statistics.median(steps)
+def median_step(ends):
+    """Median seconds per step from the clock at the end of each step, the first step excluded
+    (it pays one-time costs: allocations, kernel choices); the same rule for both trainers."""
+    if len(ends) < 3:
+        raise ValueError(f"{len(ends)} step times: need >= 3 to drop the first and take a median")
+    return statistics.median(b - a for a, b in zip(ends, ends[1:]))
 
 
 def ours_seconds_per_step(preset, path, steps, seed=0):
     lab = make_lab(preset, seed=seed, init=path)
     run = train("grpo", lab=lab, steps=steps, progress=False, eval_every=0, seed=seed)
-    return _medians([0.0] + [m["seconds"] for m in run.metrics]), lab
+    return median_step([m["seconds"] for m in run.metrics]), lab
 
 
 def ours_phases(lab, repeats=3):
@@ -102,6 +108,7 @@ def _trl_config(preset, out_dir, steps, max_new):
         loss_type="grpo", scale_rewards="group", max_grad_norm=1.0, warmup_steps=0,
         lr_scheduler_type="constant", weight_decay=0.0, use_cpu=not torch.cuda.is_available(),
         bf16=False, fp16=False, report_to="none", save_strategy="no", logging_steps=1,
+        gradient_checkpointing=False,  # TRL turns it on by default; our trainer never recomputes
         disable_tqdm=True, seed=0, remove_unused_columns=False,
     )
 
@@ -130,10 +137,6 @@ def trl_seconds_per_step(preset, path, steps, max_new):
         def __init__(self):
             self.times = []
 
-        def on_step_begin(self, args, state, control, **kw):
-            if not self.times:
-                self.times.append(time.perf_counter())
-
         def on_step_end(self, args, state, control, **kw):
             self.times.append(time.perf_counter())
 
@@ -143,7 +146,7 @@ def trl_seconds_per_step(preset, path, steps, max_new):
         trainer.add_callback(clock)
         trainer.remove_callback(PrinterCallback)  # its per-step log dicts would bury the results
         trainer.train()
-    return _medians(clock.times[1:]) if len(clock.times) > 2 else clock.times[-1] - clock.times[0]
+    return median_step(clock.times)
 
 
 def gradient_agreement(preset, path, seed=0):
@@ -212,44 +215,66 @@ def gradient_agreement(preset, path, seed=0):
     }
 
 
-def measure(preset="cpu", steps=5, rounds=2, fresh=False):
+def _speed(preset, path, steps, rounds):
+    """Seconds per step of both trainers on one model, in alternating rounds, and their ratio."""
+    lab = make_lab(preset, init=path)
+    max_new = max(len(p.solution) for p in lab.rl_problems[:1000]) + 5  # sample()'s own default
+    ours, theirs = [], []
+    for _ in range(rounds):
+        s, lab = ours_seconds_per_step(preset, path, steps)
+        ours.append(s)
+        theirs.append(trl_seconds_per_step(preset, path, steps, max_new))
+    ours_s, trl_s = statistics.median(ours), statistics.median(theirs)
+    return {"n_embd": preset.model.n_embd, "n_layer": preset.model.n_layer,
+            "parameters": sum(p.numel() for p in lab.policy.parameters()), "max_new_tokens": max_new,
+            "ours_seconds_per_step": round(ours_s, 4), "trl_seconds_per_step": round(trl_s, 4),
+            "per_round": {"ours": [round(x, 4) for x in ours], "trl": [round(x, 4) for x in theirs]},
+            "grpo_step_speedup_vs_trl": round(trl_s / ours_s, 3), "ours_phases": ours_phases(lab)}
+
+
+def measure(preset="cpu", steps=5, rounds=2, fresh=False, widths=(None, 256)):
     """Rounds alternate our trainer and TRL's, so a change in machine load hits both sides.
 
     Both start from the preset's cached SFT model (trained first if absent), where GRPO starts in the
     course: its samples end at EOS and some are right, so steps carry real gradients. fresh=True
-    uses an untrained model instead (no SFT; every reward 0).
+    uses an untrained model instead (no SFT; every reward 0). widths: n_embd of each model compared
+    (None: the preset's own); a wider model keeps the preset's depth, heads' width and task.
     """
-    preset = get_preset(preset)
-    with tempfile.TemporaryDirectory() as tmp:
-        if fresh:
-            path = save_model(preset, os.path.join(tmp, "model"))
-        else:
-            from unified_rl.cache import sft_checkpoint
+    base = get_preset(preset)
+    result = {"preset": base.name, "model": "fresh" if fresh else "sft", "steps": steps, "rounds": rounds,
+              "batch": base.rl.prompts_per_step * base.rl.group_size,
+              "timing": "median seconds per optimizer step, first step excluded, both trainers"}
+    try:
+        import trl
 
-            path = sft_checkpoint(preset, progress=False)
-        lab = make_lab(preset, init=path)
-        max_new = max(len(p.solution) for p in lab.rl_problems[:1000]) + 5  # sample()'s own default
-        result = {"preset": preset.name, "model": "fresh" if fresh else "sft", "steps": steps, "rounds": rounds,
-                  "batch": preset.rl.prompts_per_step * preset.rl.group_size, "max_new_tokens": max_new}
-        try:
-            import trl
+        result["trl_version"] = trl.__version__
+    except ImportError as e:
+        result["grpo_step_speedup_vs_trl"] = None
+        result["trl_agreement"] = None
+        result["reason"] = f"TRL is not installed ({e}); pip install -e '.[bench]'"
+        return result
+    result["by_width"] = {}
+    for width in widths:
+        p = base
+        if width is not None and width != base.model.n_embd:
+            head_dim = base.model.n_embd // base.model.n_head
+            p = base.with_(model={"n_embd": width, "n_head": max(1, width // head_dim)})
+        with tempfile.TemporaryDirectory() as tmp:
+            if fresh:
+                path = save_model(p, os.path.join(tmp, "model"))
+            else:
+                from unified_rl.cache import sft_checkpoint
 
-            result["trl_version"] = trl.__version__
-        except ImportError as e:
-            result["grpo_step_speedup_vs_trl"] = None
-            result["trl_agreement"] = None
-            result["reason"] = f"TRL is not installed ({e}); pip install -e '.[bench]'"
-            return result
-        result["trl_agreement"] = gradient_agreement(preset, path)
-        ours, theirs = [], []
-        for _ in range(rounds):
-            s, lab = ours_seconds_per_step(preset, path, steps)
-            ours.append(s)
-            theirs.append(trl_seconds_per_step(preset, path, steps, max_new))
-        ours_s, trl_s = statistics.median(ours), statistics.median(theirs)
-        result.update(ours_seconds_per_step=round(ours_s, 4), trl_seconds_per_step=round(trl_s, 4),
-                      per_round={"ours": [round(x, 4) for x in ours], "trl": [round(x, 4) for x in theirs]},
-                      grpo_step_speedup_vs_trl=round(trl_s / ours_s, 3), ours_phases=ours_phases(lab))
+                path = sft_checkpoint(p, progress=False)
+            if width is None or width == base.model.n_embd:  # the gradient check needs one width only
+                result["trl_agreement"] = gradient_agreement(p, path)
+            row = result["by_width"][str(p.model.n_embd)] = _speed(p, path, steps, rounds)
+            print(f"width {p.model.n_embd}: ours {row['ours_seconds_per_step']} s, TRL {row['trl_seconds_per_step']} s"
+                  f" per step -> {row['grpo_step_speedup_vs_trl']}x", flush=True)
+    first = result["by_width"][str(base.model.n_embd)] if str(base.model.n_embd) in result["by_width"] \
+        else next(iter(result["by_width"].values()))
+    result["grpo_step_speedup_vs_trl"] = first["grpo_step_speedup_vs_trl"]  # at the preset's width
+    result["grpo_step_speedup_vs_trl_by_width"] = {w: r["grpo_step_speedup_vs_trl"] for w, r in result["by_width"].items()}
     return result
 
 
@@ -259,8 +284,10 @@ def main():
     ap.add_argument("--steps", type=int, default=5)
     ap.add_argument("--rounds", type=int, default=2)
     ap.add_argument("--fresh", action="store_true", help="an untrained model instead of the cached SFT one")
+    ap.add_argument("--widths", default="preset,256", help="n_embd of each model compared ('preset': its own)")
     args = ap.parse_args()
-    print(json.dumps(measure(args.preset, args.steps, args.rounds, args.fresh), indent=2))
+    widths = [None if w == "preset" else int(w) for w in args.widths.split(",")]
+    print(json.dumps(measure(args.preset, args.steps, args.rounds, args.fresh, widths), indent=2))
 
 
 if __name__ == "__main__":
