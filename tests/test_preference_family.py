@@ -65,3 +65,12 @@ def test_bad_input_is_a_value_error(tmp_path):
         PF.run("tiny", str(tmp_path), seeds=1, progress=False, epochs=3)
     with pytest.raises(ValueError, match="seeds"):
         PF.run("tiny", str(tmp_path), seeds=0, progress=False)
+
+
+def test_probe_pairs_are_the_same_whatever_ran_before():
+    lab = make_lab("tiny")
+    coin = lambda r: torch.randint(0, 2, (len(r),)).float()  # noqa: E731 - drawn from the global generator
+    first = PF.probe_pairs(lab, 3, coin, seed=1)
+    torch.rand(7)
+    again = PF.probe_pairs(lab, 3, coin, seed=1)
+    assert first.texts == again.texts and torch.equal(first.input_ids, again.input_ids)

@@ -93,10 +93,13 @@ def arm_method(arm, reward):
 
 
 def probe_pairs(lab, n, reward, seed):
-    """n pairs of pi_sft samples drawn once, with their own question stream, before any training."""
+    """n pairs of pi_sft samples drawn once, before any training, from their own question stream and
+    their own sampling seed: the same pairs for a seed whatever ran before in the process."""
     source = PreferencePairs(dataclasses.replace(lab, preset=lab.preset.with_(rl={"prompts_per_step": n})), reward)
     source.rng = random.Random(10_000 + seed)
-    return source.next_batch()
+    with torch.random.fork_rng(devices=[]):  # leave the global generator as it was
+        torch.manual_seed(10_000 + seed)
+        return source.next_batch()
 
 
 def gradient_alignment(policy, ref, pairs, beta):
