@@ -29,3 +29,49 @@ def test_tiny_run_writes_every_arm(tmp_path):
 def test_bad_budgets_fail_before_training(tmp_path, kw, words):
     with pytest.raises(ValueError, match=words):
         policy_family.run("tiny", str(tmp_path), seeds=1, progress=False, **kw)
+
+
+def _notebook_text():
+    import nbformat
+    path = os.path.join(os.path.dirname(__file__), "..", "course", "10_beyond_grpo.ipynb")
+    nb = nbformat.read(path, as_version=4)
+    return "\n".join(c.source for c in nb.cells if c.cell_type == "markdown")
+
+
+def test_the_numbers_notebook_10_quotes_are_the_shipped_ones():
+    """Every number in notebook 10's reading of the full run, recomputed from the shipped result."""
+    from unified_rl.course.nb_policy import versus
+    from unified_rl.experiments import common
+
+    r = common.load_shipped("policy-family")
+    text = _notebook_text()
+    t = r["table"]
+    sft = [s["sft"] for s in r["per_seed"]]
+    quotes = [f"score {min(sft):.3f} to {max(sft):.3f}"]
+    for arm in ("gspo", "dr-grpo", "dapo", "cispo", "rloo", "reinforce++"):
+        _, mean, std = versus(r, arm)
+        quotes.append(f"{mean:+.3f} ± {std:.3f}")
+    d, mean, std = versus(r, "remax")
+    quotes += [f"by {-mean:.3f} ± {std:.3f}", f"{t['remax']['zero_gc_frac']['mean']:.2f} of its tokens carry GC 0"]
+    quotes.append(f"ahead on {int((versus(r, 'gspo')[0] > 0).sum())} of 3 seeds")
+    drawn = t["dapo"]["samples_per_step"]["mean"]
+    quotes += [f"drew {drawn:.0f} samples per step", f"the {r['rows_per_step']} it trained on",
+               f"({drawn / r['rows_per_step']:.1f}x)"]
+    last = [t[a]["len_last10"]["mean"] for a in r["arms"] if a != "remax"] + [t["remax"]["len_last10"]["mean"]]
+    quotes += [f"from {t['grpo']['len_first']['mean']:.2f} tokens", f"between {min(last):.2f} and {max(last):.2f}",
+               f"wrong answers were {t['grpo']['len_wrong']['mean']:.2f} tokens long under GRPO and "
+               f"{t['dr-grpo']['len_wrong']['mean']:.2f} under Dr. GRPO"]
+    quotes += [f"at most {100 * max(t[a]['clip_frac']['mean'] for a in r['arms']):.1f} %",
+               f"{t['gspo']['zero_gc_frac']['mean']:.2f} of its tokens had GC 0",
+               f"against CISPO's {t['cispo']['zero_gc_frac']['mean']:.2f}"]
+    missing = [q for q in quotes if q not in text]
+    assert not missing, f"notebook 10 does not quote the shipped numbers {missing}"
+    # the claims around them
+    for arm in ("remax", "rloo", "reinforce++"):
+        assert (versus(r, arm)[0] < 0).all(), f"{arm} is said to be behind GRPO on every seed"
+    for arm in r["arms"]:
+        d, mean, std = versus(r, arm)
+        assert mean <= 0 or mean < std or arm == "grpo", f"{arm} is said not to beat GRPO beyond the spread"
+    assert {t[a]["samples_per_step"]["mean"] for a in r["arms"] if a != "dapo"} == {r["rows_per_step"]}
+    assert r["seeds"] == 3 and r["provenance"]["uncommitted_changes"] is False
+    assert r["budget"]["rl_steps"] == 100 and r["budget"]["epochs"] == 2  # as the notebook says
