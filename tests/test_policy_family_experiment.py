@@ -75,3 +75,20 @@ def test_the_numbers_notebook_10_quotes_are_the_shipped_ones():
     assert {t[a]["samples_per_step"]["mean"] for a in r["arms"] if a != "dapo"} == {r["rows_per_step"]}
     assert r["seeds"] == 3 and r["provenance"]["uncommitted_changes"] is False
     assert r["budget"]["rl_steps"] == 100 and r["budget"]["epochs"] == 2  # as the notebook says
+
+
+@pytest.mark.slow
+def test_one_seed_of_one_shipped_arm_reproduces():
+    """GSPO, seed 0, from the current code: the held-out accuracy and lengths the shipped run recorded."""
+    from unified_rl.experiments import common
+    from unified_rl.presets import get_preset
+
+    shipped = common.load_shipped("policy-family")
+    b = policy_family.Budget(**{k: tuple(v) if isinstance(v, list) else v for k, v in shipped["budget"].items()})
+    sp = common.sft_preset(get_preset(shipped["preset"]), b.sft_steps)
+    init = common.sft_model(sp, 0)
+    test = common.lab_on(sp, 0, init).test_problems[: b.n_test]
+    got = policy_family.one_run("gspo", "gspo", {}, sp, 0, init, test, b, progress=False)
+    want = shipped["per_seed"][0]["runs"]["gspo"]
+    assert got["accuracy"] == want["accuracy"] and got["response_len"] == want["response_len"]
+    assert got["lengths"] == want["lengths"]
