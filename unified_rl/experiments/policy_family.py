@@ -171,21 +171,30 @@ def summarise(per_seed, preset, b, seeds, seconds):
     return result
 
 
-def plot(result):
-    """Held-out accuracy per arm (mean +- std over seeds), and the response length over training."""
+def plot(result, window=10):
+    """Left: each arm's held-out accuracy minus GRPO's on the same seed (dots: seeds; bar: mean +- std).
+    Right: the mean response length over training, a rolling mean over `window` steps."""
     labels = result["arms"]
     fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(10, 3.6))
-    acc = [result["table"][a]["accuracy"] for a in labels]
-    ax1.barh(range(len(labels)), [s["mean"] for s in acc], xerr=[s["std"] for s in acc], color="C0", alpha=0.8)
-    ax1.axvline(result["sft"]["mean"], color="grey", ls="--", lw=1, label="SFT (start)")
+    base = np.array([s["runs"]["grpo"]["accuracy"] for s in result["per_seed"]]) if "grpo" in labels else None
+    for i, a in enumerate(labels):
+        acc = np.array([s["runs"][a]["accuracy"] for s in result["per_seed"]])
+        d = acc - base if base is not None else acc
+        ax1.barh(i, d.mean(), xerr=d.std(ddof=1) if len(d) > 1 else 0, color="C0", alpha=0.6)
+        ax1.plot(d, [i] * len(d), "k.", ms=4)
+    ax1.axvline(0, color="grey", lw=1)
     ax1.set_yticks(range(len(labels)), labels, fontsize=8)
     ax1.invert_yaxis()
-    ax1.set(xlabel="held-out greedy accuracy", title="accuracy after RL")
-    ax1.legend(fontsize=7)
+    ax1.set(xlabel="held-out accuracy minus GRPO's (same seed)" if base is not None else "held-out accuracy",
+            title="accuracy after RL, paired by seed")
+    k = np.ones(window) / window
     for i, a in enumerate(labels):
-        ax2.plot(np.arange(1, len(result["response_len"][a]) + 1), result["response_len"][a], color=f"C{i % 10}",
+        y = np.convolve(result["response_len"][a], k, mode="valid") if len(result["response_len"][a]) >= window \
+            else np.asarray(result["response_len"][a])
+        ax2.plot(np.arange(len(y)) + (len(result["response_len"][a]) - len(y)) + 1, y, color=f"C{i % 10}",
                  ls="-" if i < 10 else "--", lw=1.2, label=a)
-    ax2.set(xlabel="step", ylabel="mean response length (tokens)", title="response length over training")
+    ax2.set(xlabel="step", ylabel=f"response length (tokens),\nmean of the last {window} steps",
+            title="response length over training")
     ax2.grid(alpha=0.3)
     ax2.legend(fontsize=6, ncol=2)
     fig.suptitle(f"The policy family at an equal budget ({result['seeds']} seed(s), "
