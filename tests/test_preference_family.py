@@ -6,6 +6,7 @@ import json
 import math
 import os
 
+import matplotlib.pyplot as plt
 import pytest
 import torch
 
@@ -74,3 +75,50 @@ def test_probe_pairs_are_the_same_whatever_ran_before():
     torch.rand(7)
     again = PF.probe_pairs(lab, 3, coin, seed=1)
     assert first.texts == again.texts and torch.equal(first.input_ids, again.input_ids)
+
+
+def _f(s, d=3, sign=""):
+    return f"{s['mean']:{sign}.{d}f} ± {s['std']:.{d}f}"
+
+
+def test_the_shipped_run_backs_what_notebook_11_says():
+    """The full cpu run shipped with the course, and every number and claim notebook 11 takes from it."""
+    from unified_rl.experiments.common import load_shipped
+
+    r = load_shipped("preference-family")
+    assert r["preset"] == "cpu" and r["seeds"] == 3 and len(r["per_seed"]) == 3 and list(r["arms"]) == list(PF.ARMS)
+    assert r["provenance"]["uncommitted_changes"] is False and r["provenance"]["commit"]
+    root = os.path.dirname(os.path.dirname(__file__))
+    with open(os.path.join(root, "course", "11_preference_family.ipynb")) as f:
+        text = "".join("".join(c["source"]) for c in json.load(f)["cells"] if c["cell_type"] == "markdown")
+    acc, end, al = r["accuracy"], r["end"], r["alignment"]
+    quoted = [_f(acc[a]) for a in PF.ARMS if a != "dpo-fast"] + [_f(acc["dpo-fast"])]
+    quoted += [f"{row['sft']:.3f}" for row in r["per_seed"]]
+    quoted += [_f(r["alignment_sft"]["cos_mean"], 2, "+"), _f(al["dpo-fast"]["cos_mean"], 2, "+"),
+               _f(al["dpo-fast"]["cos_median"], 2, "+"), _f(al["dpo"]["cos_mean"], 2, "+"),
+               _f(r["alignment_sft"]["x_plus_lowered"], 2), _f(al["dpo-fast"]["x_plus_lowered"], 2),
+               _f(end["dpo-fast"]["x_chosen"], 3, "+"), _f(end["dpo-fast"]["x_rejected"], 3, "+"),
+               _f(end["dpo-fast"]["chosen_fell"], 2), _f(end["dpo"]["chosen_fell"], 2), _f(end["dpo"]["x_chosen"], 3, "+"),
+               _f(end["orpo"]["x_chosen"], 3, "+"), _f(end["sft-on-chosen"]["x_chosen"], 3, "+"),
+               _f(end["ipo"]["x_chosen"], 3, "+")]
+    missing = [q for q in quoted if q not in text]
+    assert not missing, f"notebook 11 does not quote {missing} from the shipped run"
+    # the claims the prose makes in words
+    seeds = r["per_seed"]
+    assert max(acc, key=lambda a: acc[a]["mean"]) == "orpo"
+    for row in seeds:
+        arms = row["arms"]
+        assert arms["dpo-fast"]["accuracy"] < arms["dpo"]["accuracy"]  # twice the rate ends lower, every seed
+        assert arms["dpo-fast"]["probe"]["x_chosen"][-1] < 0 < arms["orpo"]["probe"]["x_chosen"][-1]
+        assert arms["sft-on-chosen"]["probe"]["x_chosen"][-1] > 0
+        x = arms["dpo"]["probe"]["x_chosen"]
+        assert x[-1] < max(x)  # at DPO's own rate x+ rose, then fell
+        margin = arms["dpo-fast"]["probe"]["margin"]
+        assert all(b > a for a, b in zip(margin, margin[1:]))  # while the margin kept growing
+        assert arms["sft-on-chosen"]["accuracy"] > max(arms[a]["accuracy"] for a in ("dpo", "ipo", "simpo", "kto"))
+    strong = max(seeds, key=lambda row: row["sft"])
+    assert all(strong["arms"][a]["accuracy"] <= strong["sft"] for a in ("dpo", "ipo", "simpo", "kto"))
+    assert strong["arms"]["orpo"]["accuracy"] > strong["sft"]
+    fig = PF.plot(r)
+    assert len(fig.axes) == 3
+    plt.close(fig)

@@ -1,20 +1,18 @@
 """Helpers for the preference-family notebook (course/11_preference_family.ipynb).
 
 `coefficient_maps` runs each registered method's coefficient, exactly as the trainer calls it, on
-one synthetic batch laid out as its data source lays it out; `train_arms` trains several methods
-from the same SFT model while measuring fixed pairs (`nb_dpo.probed`); the plots and the table
-show a run, or the shipped equal-budget comparison (experiments/preference_family.py).
+one synthetic batch laid out as its data source lays it out; the plots and tables show the
+notebook's runs (fixed pairs measured with `nb_dpo.probed`) or the shipped equal-budget comparison
+(experiments/preference_family.py).
 """
 
 import matplotlib.pyplot as plt
 import torch
 
-from unified_rl.course import nb_dpo
 from unified_rl.course.plots import draw_coefficients
 from unified_rl.evaluation import greedy_accuracy
 from unified_rl.methods import METHODS
 from unified_rl.paradigm import step_from_tensors
-from unified_rl.trainer import train
 
 FAMILY = ("dpo", "ipo", "simpo", "kto", "orpo")
 
@@ -58,19 +56,6 @@ def plot_coefficient_maps(maps, mask):
     return fig
 
 
-def train_arms(arms, pairs, steps, seed=0, eval_every=10, probe_every=5, progress=False):
-    """Train each arm {label: (method, settings)} from the cached SFT model for `steps` steps,
-    measuring `pairs` every `probe_every` steps; returns ({label: Run}, {label: pair histories})."""
-    runs, histories = {}, {}
-    for label, (name, settings) in arms.items():
-        method, history = nb_dpo.probed(name, pairs, every=probe_every)
-        run = train(method, steps=steps, seed=seed, eval_every=eval_every, progress=progress, **settings)
-        beta = run.lab.preset.rl.dpo_beta
-        history.append(nb_dpo.pair_summary(run.policy, run.lab.ref, pairs, beta, step=steps))
-        runs[label], histories[label] = run, history
-    return runs, histories
-
-
 def plot_arms(runs, histories, acc0):
     """Held-out accuracy (left), and the chosen and rejected answers' mean log-probs per token on
     the fixed pairs (right: chosen solid, rejected dashed), one colour per arm."""
@@ -92,16 +77,15 @@ def plot_arms(runs, histories, acc0):
 
 
 def arm_table(runs, histories, test):
-    """Markdown: each arm's final held-out accuracy on `test` and its pairs' movement."""
-    head = ("| arm | held-out accuracy | Δ mean log π(o⁺) | Δ mean log π(o⁻) | x⁺ | x⁻ | pairs with x⁺ < 0 |\n"
-            "|---|---:|---:|---:|---:|---:|---:|\n")
+    """Markdown: each arm's final held-out accuracy on `test` and how its fixed pairs moved."""
+    head = ("| arm | held-out accuracy | x⁺ = Δ mean log π(o⁺) | x⁻ = Δ mean log π(o⁻) | margin | pairs with x⁺ < 0 |\n"
+            "|---|---:|---:|---:|---:|---:|\n")
     rows = []
     for label, run in runs.items():
-        h0, h1 = histories[label][0], histories[label][-1]
+        h = histories[label][-1]  # pi_ref is the SFT model: x is how far each mean log-prob moved
         acc = greedy_accuracy(run.policy, run.tokenizer, test)
-        rows.append(f"| {label} | {acc:.3f} | {h1['logp_chosen'] - h0['logp_chosen']:+.4f} | "
-                    f"{h1['logp_rejected'] - h0['logp_rejected']:+.4f} | {h1['x_chosen']:+.4f} | "
-                    f"{h1['x_rejected']:+.4f} | {h1['chosen_fell']:.2f} |")
+        rows.append(f"| {label} | {acc:.3f} | {h['x_chosen']:+.4f} | {h['x_rejected']:+.4f} | {h['margin']:+.4f} | "
+                    f"{h['chosen_fell']:.2f} |")
     return head + "\n".join(rows)
 
 

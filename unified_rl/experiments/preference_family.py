@@ -22,7 +22,6 @@ import random
 from dataclasses import asdict, dataclass
 
 import matplotlib.pyplot as plt
-import numpy as np
 import torch
 
 from .. import coefficients as C

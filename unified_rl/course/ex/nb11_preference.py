@@ -212,7 +212,7 @@ q5 = ChoiceExercise(
      "no_reference": "it has no reference model, so nothing pulls the chosen answer back",
      "odds_ratio": "the odds ratio pushes the rejected answer down more gently than a log-ratio",
      "small_lambda": "lambda = 0.1 makes every push small"},
-    "sft_term", var="what_holds_x_plus", title="Q5: why does ORPO's chosen log-prob rise the most?",
+    "sft_term", var="what_holds_x_plus", title="Q5: why does ORPO's chosen log-prob rise more than DPO's?",
     hint="Compare the arm 'sft-on-chosen' (lambda = 0) with ORPO in the comparison: what is left when lambda = 0?",
     why={"no_reference": "SimPO has no reference model either, and its chosen log-prob behaves like DPO's",
          "odds_ratio": "with lambda = 0 there is no odds-ratio term at all, and the chosen log-prob rises as much",
