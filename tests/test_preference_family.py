@@ -111,6 +111,8 @@ def test_the_shipped_run_backs_what_notebook_11_says():
         assert arms["dpo-fast"]["accuracy"] < arms["dpo"]["accuracy"]  # twice the rate ends lower, every seed
         assert arms["dpo-fast"]["probe"]["x_chosen"][-1] < 0 < arms["orpo"]["probe"]["x_chosen"][-1]
         assert arms["sft-on-chosen"]["probe"]["x_chosen"][-1] > 0
+        assert all(arms["orpo"]["probe"]["x_chosen"][-1] > arms[a]["probe"]["x_chosen"][-1]
+                   for a in ("dpo", "ipo", "simpo", "kto"))  # notebook 11, Q5
         x = arms["dpo"]["probe"]["x_chosen"]
         assert x[-1] < max(x)  # at DPO's own rate x+ rose, then fell
         margin = arms["dpo-fast"]["probe"]["margin"]

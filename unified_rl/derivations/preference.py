@@ -2,8 +2,8 @@
 
 J is written for one pair (KTO: one desirable and one undesirable response) in per-token log-prob
 symbols, with the length-normalised log-ratios or log-probs of `objectives.preference`. Papers:
-IPO arXiv 2310.12036 eq 17; SimPO arXiv 2405.14734 eq 4-6; KTO arXiv 2402.01306 section 4.1 (loss
-and its gradient, eq 9); ORPO arXiv 2403.07691 eq 3-7 and its gradient, eq 8-10.
+IPO arXiv 2310.12036 eq 17; SimPO arXiv 2405.14734 eq 4-6; KTO arXiv 2402.01306 section 4.1 (the loss
+and its gradient, eq 7 and 9 in v2); ORPO arXiv 2403.07691 eq 3-7 and its gradient, eq 8-10.
 """
 import sympy as sp
 
@@ -88,7 +88,7 @@ def _kto(n):
              "sigmoid(z) sigmoid(-z) fades on both sides of z = 0: responses far on the right side of "
              "z0 are left alone, and so are those far on the wrong side.")
     symbols = {"logp": ld + lu, "logp_ref": rd + ru, "z0": Z0, "beta": BETA, "lam_d": LAM_D, "lam_u": LAM_U}
-    return Derivation("kto", "KTO section 4.1, eq 9", J, gc, hand, None, symbols, claims, notes=notes,
+    return Derivation("kto", "KTO section 4.1 (v2 eq 7, 9)", J, gc, hand, None, symbols, claims, notes=notes,
                       scale=r"2\,|o_i|")
 
 
