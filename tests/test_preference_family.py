@@ -39,6 +39,7 @@ def test_tiny_run_writes_every_arm(tmp_path):
         assert set(on_disk["end"][arm]) == set(PF.PROBED) and "accuracy" in on_disk["headline"][arm]
 
 
+@pytest.mark.slow
 def test_the_cli_runs_it(tmp_path, capsys):
     assert "preference-family" in EXPERIMENTS
     cli.main(["reproduce", "preference-family", "--preset", "tiny", "--seeds", "1", "--out", str(tmp_path),
