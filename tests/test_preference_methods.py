@@ -86,3 +86,37 @@ def test_settings_are_set_through_train():
     assert run.summary["hparams"] == {"kto_beta": 0.3, "kto_lam_d": 2.5, "kto_lam_u": 1.0}
     with pytest.raises(ValueError, match="unknown setting"):
         train("kto", preset="tiny", steps=1, ipo_tau=1.0, progress=False)
+
+
+@pytest.mark.slow
+def test_a_resumed_kto_run_is_bit_for_bit_the_uninterrupted_one(tmp_path, monkeypatch):
+    """LabelledSamples keeps its question stream in the run state: killed after 2 steps and resumed,
+    KTO ends where an uninterrupted run ends (labels from coins: the tiny model answers nothing right)."""
+    import json
+    import os
+
+    from unified_rl import loop
+
+    coin = lambda rollout: torch.randint(0, 2, (len(rollout),)).float()  # noqa: E731
+    kto = dataclasses.replace(METHODS["kto"], reward=coin)
+    kw = dict(preset="tiny", steps=4, seed=2, progress=False, eval_every=2, save_every=1)
+    full = train(kto, out=str(tmp_path / "full"), **kw)
+    real_save = loop.runs.save_run
+
+    def save_then_die(run, replace=True):
+        done = real_save(run, replace)
+        if len(run.metrics) == 2:
+            raise KeyboardInterrupt
+        return done
+
+    monkeypatch.setattr(loop.runs, "save_run", save_then_die)
+    with pytest.raises(KeyboardInterrupt):
+        train(kto, out=str(tmp_path / "cut"), **kw)
+    monkeypatch.setattr(loop.runs, "save_run", real_save)
+    resumed = train(kto, out=str(tmp_path / "cut"), resume=True, **kw)
+    flat = lambda m: torch.cat([p.detach().flatten() for p in m.state_dict().values()])  # noqa: E731
+    assert torch.equal(flat(resumed.policy), flat(full.policy))
+    strip = lambda rows: [{k: v for k, v in r.items() if k != "seconds"} for r in rows]  # noqa: E731
+    assert strip(resumed.metrics) == strip(full.metrics)
+    assert len(open(os.path.join(tmp_path / "cut", "metrics.jsonl")).readlines()) == 4
+    assert json.load(open(os.path.join(tmp_path / "cut", "summary.json")))["hparams"]["kto_lam_d"] == 5.0
