@@ -44,14 +44,20 @@ def _gc_function(method):
     return getattr(coefficients, called[0])
 
 
-def method_rows(lab):
-    """One row per method of `METHODS`: data source, reward, GC and what is computed before the update.
+def paper_methods():
+    """The names of the methods of DeepSeekMath's appendix A.1 (and its process-supervised GRPO) in `METHODS`."""
+    return [name for name, m in METHODS.items() if m.paper.startswith("DeepSeekMath")]
+
+
+def method_rows(lab, names=None):
+    """One row per method (default: `paper_methods()`): data source, reward, GC, what comes before the update.
 
     The data source is built from `lab` (nothing is sampled) so that its type can be shown even where
     the method wraps it (DPO's pairs); the GC is the first docstring line of the coefficient called.
     """
     rows = [["method", "data source D", "reward function", "gradient coefficient GC", "also", "in words"]]
-    for name, m in METHODS.items():
+    for name in names or paper_methods():
+        m = METHODS[name]
         source = m.data_source(lab)
         reward = "none: the data is human-written (human selection)" if m.reward is None else (
             f"`{type(m.reward).__name__}`: {_first_line(m.reward)}")
@@ -59,8 +65,8 @@ def method_rows(lab):
         extra = []
         if m.advantage is not None:
             extra.append(f"`{m.advantage.__name__}`: {_first_line(m.advantage)}")
-        if m.critic is not None:
-            extra.append(f"`{m.critic.__name__}`: {_first_line(m.critic)}")
+        if m.extra_loss is not None:
+            extra.append(f"`{m.extra_loss.__name__}`: {_first_line(m.extra_loss)}")
         if getattr(m, "defaults", None):
             extra.append("its own defaults: " + ", ".join(f"{k}={v}" for k, v in m.defaults.items()))
         rows.append([f"**{name}**", f"`{type(source).__name__}`: {_first_line(source)}", reward,
