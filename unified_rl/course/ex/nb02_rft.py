@@ -1,6 +1,7 @@
 """Exercises of notebook 02 (RFT, eq 8-10).
 
 In the notebook:  from unified_rl.course.ex.nb02_rft import q1, q2, q3, q4
+Q1 derives the GC hidden in a common variant of eq 8 (a mean over the kept samples only).
 """
 
 import sympy
@@ -10,18 +11,29 @@ from unified_rl import coefficients
 from unified_rl.course.exercises import ChoiceExercise, ExpressionExercise, FunctionExercise, SignExercise
 from unified_rl.course.gradcheck import surrogate_without_detach
 
-# q1 (derivation): eq 8 for one sample of three tokens; GC = |o| dJ/d ell_t.
-I = sympy.Symbol("I", nonnegative=True)
-ell = sympy.symbols("ell_1:4", real=True)
+# q1 (derivation): a mean over the kept samples only, J = sum_i I_i mean_t(ell_it) / sum_i I_i, for two
+# samples of two tokens each, is eq 5 with GC = B |o_1| dJ/d ell_1 = 2 I_1 / (I_1 + I_2) on sample 1.
+I_1, I_2 = sympy.symbols("I_1 I_2", positive=True)
+ell = sympy.symbols("ell_1:5", real=True)
+
+
+def _kept_mean_objective():
+    return (I_1 * (ell[0] + ell[1]) / 2 + I_2 * (ell[2] + ell[3]) / 2) / (I_1 + I_2)
+
+
 q1 = ExpressionExercise(
-    lambda: 3 * sympy.diff(I * sum(ell) / 3, ell[1]),
-    var="rft_gc", title="Q1: derive the RFT coefficient",
-    hint=["Write `J = I * (ell_1 + ell_2 + ell_3) / 3` and differentiate with respect to `ell_2` (`sympy.diff`).",
-          "GC is `|o|` times that derivative, with `|o| = 3`."],
-    solution="```python\nJ = I * (ell_1 + ell_2 + ell_3) / 3\nrft_gc = 3 * sympy.diff(J, ell_2)   # = I\n```",
-    wrong=[I / 3,                 # forgot the factor |o|
-           sympy.Integer(1),      # SFT's coefficient: the filter is lost
-           1 - I],                # keeps the wrong samples instead
+    lambda: 2 * 2 * sympy.diff(_kept_mean_objective(), ell[0]),
+    var="kept_mean_gc", title="Q1: the GC of a mean over the kept samples",
+    hint=["Write `J = (I_1 * (ell_1 + ell_2) / 2 + I_2 * (ell_3 + ell_4) / 2) / (I_1 + I_2)` and differentiate "
+          "with respect to `ell_1` (`sympy.diff`).",
+          "Eq 5 on a batch of `B = 2` gives a token of sample 1 the weight `GC / (B * |o_1|)` with `|o_1| = 2`: "
+          "so `GC = 4 * dJ/d ell_1`."],
+    solution=("```python\nJ = (I_1 * (ell_1 + ell_2) / 2 + I_2 * (ell_3 + ell_4) / 2) / (I_1 + I_2)\n"
+              "kept_mean_gc = 2 * 2 * sympy.diff(J, ell_1)   # = 2 I_1 / (I_1 + I_2)\n```"),
+    wrong=[I_1 / (I_1 + I_2),                # forgot the batch size B = 2
+           I_1,                              # eq 10 as if nothing were renormalised
+           4 * I_1 / (I_1 + I_2),            # |o_1| counted twice
+           2 * I_2 / (I_1 + I_2)],           # the other sample's
 )
 
 
