@@ -4,11 +4,10 @@ import pytest
 import torch
 
 from unified_rl.models import (
-    ModelConfig, RewardModel, ValueModel, build_policy, load_policy, pick_device, save_checkpoint,
-    train_reward_model,
+    ModelConfig, ValueModel, build_policy, load_policy, pick_device, save_checkpoint,
 )
 from unified_rl.sampling import rollout_from_texts
-from unified_rl.task import TaskConfig, make_problem, make_splits
+from unified_rl.task import TaskConfig, make_problem
 from unified_rl.tokenizer import build_tokenizer, load_tokenizer
 
 SMALL = ModelConfig(n_layer=1, n_embd=32, n_head=2, n_positions=48)
@@ -83,24 +82,6 @@ def test_value_model_is_padding_aware_copy(tok, batch):
     assert (fresh(batch.input_ids, batch.attention_mask) == 0).all()  # zero head at start
 
 
-def test_reward_model_reads_last_real_token(tok, batch, tmp_path):
-    torch.manual_seed(0)
-    rm = RewardModel.from_policy(build_policy(tok, SMALL))
-    torch.nn.init.normal_(rm.head.weight)
-    with torch.no_grad():
-        scores = rm(batch.input_ids, batch.attention_mask)  # (B,)
-        assert scores.shape == (len(batch),)
-        ref = torch.stack([rm.per_position(*[t[None] for t in (
-            batch.input_ids[i][batch.attention_mask[i].bool()],
-            torch.ones(int(batch.attention_mask[i].sum()), dtype=torch.long))])[0, -1]
-            for i in range(len(batch))])
-        assert (scores - ref).abs().max() <= 1e-5
-    rm.save_pretrained(tmp_path)
-    back = RewardModel.from_pretrained(tmp_path, device="cpu")
-    with torch.no_grad():
-        assert torch.equal(back(batch.input_ids, batch.attention_mask), scores)
-
-
 def test_value_model_save_load(tok, batch, tmp_path):
     torch.manual_seed(1)
     v = ValueModel.from_policy(build_policy(tok, SMALL))
@@ -110,24 +91,3 @@ def test_value_model_save_load(tok, batch, tmp_path):
     with torch.no_grad():
         assert torch.equal(back(batch.input_ids, batch.attention_mask),
                            v(batch.input_ids, batch.attention_mask))
-
-
-def test_train_reward_model_separates_right_from_wrong(tok):
-    torch.manual_seed(0)
-    probs, _ = make_splits(TaskConfig(digits=1), 24, 0, seed=0)
-    # a wrong response: the right steps but an answer off by one
-    texts = [p.solution for p in probs] + [p.solution[:-1] + str((int(p.answer[-1]) + 1) % 10)
-                                          for p in probs]
-    scores = [1.0] * 24 + [0.0] * 24
-    rm = RewardModel.from_policy(build_policy(tok, SMALL))
-    losses = train_reward_model(rm, tok, probs + probs, texts, scores, steps=150, lr=3e-3,
-                                batch_size=48, device="cpu")
-    assert len(losses) == 150 and sum(losses[-10:]) / 10 < 0.5 * losses[0]
-    data = rollout_from_texts(tok, probs + probs, texts)
-    with torch.no_grad():
-        p = torch.sigmoid(rm(data.input_ids, data.attention_mask))  # (B,)
-    assert ((p > 0.5).float() == torch.tensor(scores)).float().mean() >= 0.9
-    with pytest.raises(ValueError, match="scores"):
-        train_reward_model(rm, tok, probs, texts[:24], [0.5] * 24, steps=1)
-    with pytest.raises(ValueError, match="equally long"):
-        train_reward_model(rm, tok, probs, texts, scores, steps=1)

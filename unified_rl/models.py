@@ -15,7 +15,6 @@ from dataclasses import dataclass
 
 import torch
 import torch.nn as nn
-import torch.nn.functional as F
 from transformers import AutoModel, AutoModelForCausalLM, GPT2Config, GPT2LMHeadModel
 
 
@@ -172,48 +171,9 @@ class ValueModel(_ScalarHeadModel):
         return self.per_position(input_ids, attention_mask)
 
 
-class RewardModel(_ScalarHeadModel):
-    """A learned outcome reward: one logit per sequence, read at its last non-pad token."""
-
-    def forward(self, input_ids, attention_mask) -> torch.Tensor:
-        """(B,) logits; sigmoid(logit) is the predicted probability that the response is right."""
-        scores = self.per_position(input_ids, attention_mask)  # (B, L)
-        L = attention_mask.shape[1]
-        # index of the last 1 in each row: prompts are left-padded, responses right-padded
-        last = L - 1 - attention_mask.long().flip(-1).argmax(-1)  # (B,)
-        return scores.gather(1, last[:, None]).squeeze(1)  # (B,)
-
-
-def train_reward_model(rm, tokenizer, problems, texts, scores, steps=200, lr=1e-3,
-                       batch_size=64, device=None, seed=0) -> list[float]:
-    """Fit `rm` to responses scored 0/1 (binary cross-entropy); returns the loss of each step.
-
-    `texts[i]` answers `problems[i]`; `scores[i]` is 1.0 for a correct response, 0.0 otherwise.
-    """
-    from .sampling import rollout_from_texts  # sampling does not import models; no cycle
-
-    scores = torch.as_tensor(scores, dtype=torch.float32)  # (N,)
-    if not (len(problems) == len(texts) == len(scores)) or len(texts) == 0:
-        raise ValueError(
-            f"problems, texts and scores must be non-empty and equally long, got "
-            f"{len(problems)}, {len(texts)}, {len(scores)}"
-        )
-    if not torch.all((scores == 0) | (scores == 1)):
-        raise ValueError("scores must be 0.0 or 1.0 (binary cross-entropy targets)")
-    device = pick_device(device)
-    data = rollout_from_texts(tokenizer, problems, texts).to(device)
-    scores = scores.to(device)
-    rm.to(device).train()
-    opt = torch.optim.AdamW(rm.parameters(), lr=lr)
-    gen = torch.Generator().manual_seed(seed)
-    losses = []
-    for _ in range(steps):
-        idx = torch.randint(len(texts), (min(batch_size, len(texts)),), generator=gen).to(device)
-        logits = rm(data.input_ids[idx], data.attention_mask[idx])  # (b,)
-        loss = F.binary_cross_entropy_with_logits(logits, scores[idx])
-        opt.zero_grad(set_to_none=True)
-        loss.backward()
-        opt.step()
-        losses.append(loss.item())
-    rm.eval()
-    return losses
+def __getattr__(name):
+    """`RewardModel` and `train_reward_model` live in `reward_model`; imported from here on first use."""
+    if name in ("RewardModel", "train_reward_model"):
+        from . import reward_model
+        return getattr(reward_model, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

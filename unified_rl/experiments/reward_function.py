@@ -23,7 +23,7 @@ import torch
 
 from ..evaluation import greedy_accuracy
 from ..methods import METHODS
-from ..models import RewardModel, train_reward_model
+from ..reward_model import RewardModel, auc, train_reward_model
 from ..rewards import ModelReward, rule_reward
 from ..sampling import sample
 from ..trainer import train
@@ -79,24 +79,28 @@ def build_reward_model(lab, b, seed):
                                 device=lab.device, seed=seed)
     cost = t.read()
     reward = ModelReward(rm, lab.tokenizer)
-    v = sample(lab.ref, lab.tokenizer, lab.test_problems[: b.rm_val_questions], group_size=b.rm_samples,
-               temperature=cfg.temperature)
-    truth = rule_reward(v.problems, v.texts)
-    pred = reward(v).cpu()
+    val = judge(reward, lab.ref, lab, b)
     info = {"train_samples": len(r), "train_positive_frac": scores.mean().item(),
-            "final_loss": float(np.mean(losses[-20:])), "val_samples": len(v),
-            "val_accuracy": ((pred > 0.5).float() == truth).float().mean().item(),
-            "val_accuracy_if_always_majority": max(truth.mean().item(), 1 - truth.mean().item()),
-            "val_auc": auc(pred, truth), **cost}
+            "final_loss": float(np.mean(losses[-20:])), "train_auc": _auc_or_none(reward(r).cpu(), scores),
+            **{f"val_{k}": v for k, v in val.items()}, **cost}
     return reward, info
 
 
-def auc(scores, truth):
-    """P(a right response outscores a wrong one), ties counting 1/2; 0.5 is a reward that knows nothing."""
-    pos, neg = scores[truth == 1], scores[truth == 0]
-    if len(pos) == 0 or len(neg) == 0:
-        return float("nan")
-    return ((pos[:, None] > neg[None]).float().mean() + 0.5 * (pos[:, None] == neg[None]).float().mean()).item()
+def judge(reward, policy, lab, b):
+    """How well `reward` tells right from wrong on samples of `policy` for held-out questions."""
+    v = sample(policy, lab.tokenizer, lab.test_problems[: b.rm_val_questions], group_size=b.rm_samples,
+               temperature=lab.preset.rl.temperature)
+    truth = rule_reward(v.problems, v.texts)  # (N,)
+    pred = reward(v).cpu()  # (N,)
+    return {"samples": len(v), "right_frac": truth.mean().item(),
+            "accuracy": ((pred > 0.5).float() == truth).float().mean().item(),
+            "accuracy_if_always_majority": max(truth.mean().item(), 1 - truth.mean().item()),
+            "auc": _auc_or_none(pred, truth)}
+
+
+def _auc_or_none(pred, truth):
+    """The AUC, or None where the samples are all right or all wrong (nothing to rank)."""
+    return auc(pred, truth) if 0 < truth.sum() < len(truth) else None
 
 
 def examples(policy, tokenizer, problems, n=4):
@@ -144,6 +148,8 @@ def run(preset="auto", out="results", seeds=3, progress=True, **budget):
                                 "examples": examples(r.policy, r.tokenizer, lab.test_problems),
                                 "reward_seen": [m["reward"] for m in r.metrics],
                                 "true_batch_accuracy": [m["accuracy"] for m in r.metrics]}
+            if arm == "learned":  # the paper's generalization question: does it still judge the moved policy?
+                row["reward_model"].update({f"policy_{k}": v for k, v in judge(reward, r.policy, lab, b).items()})
             say(f"reward-function seed {seed} {arm}: held-out {final:.3f} after {curve['samples'][-1]} samples, "
                 f"{cpu:.0f} CPU s ({cost['wall_s']} s wall)")
         per_seed.append(row)
@@ -156,9 +162,9 @@ def summarise(per_seed, preset, b, seeds, seconds):
     result = {"experiment": "reward-function", "preset": preset.name, "seeds": seeds, "budget": asdict(b),
               "arms": list(ARMS), "sft": common.stats([row["sft_eval_accuracy"] for row in per_seed]),
               "final_accuracy": {}, "cpu_s": {}, "samples": {}, "curve": {}, "curve_spread": {},
-              "reward_model": {k: common.stats([row["reward_model"][k] for row in per_seed])
+              "reward_model": {k: _stats_known([row["reward_model"][k] for row in per_seed])
                                for k in ("val_accuracy", "val_accuracy_if_always_majority", "val_auc",
-                                         "train_positive_frac")}}
+                                         "train_auc", "train_positive_frac", "policy_auc", "policy_right_frac")}}
     for arm in ARMS:
         rows = [row["arms"][arm] for row in per_seed]
         result["final_accuracy"][arm] = common.stats([x["final_accuracy"] for x in rows])
@@ -173,10 +179,23 @@ def summarise(per_seed, preset, b, seeds, seconds):
                      "samples": result["samples"][arm], "CPU s": common.fmt(result["cpu_s"][arm], 0)}
     head["reward model held-out accuracy"] = common.fmt(result["reward_model"]["val_accuracy"])
     head["majority-class baseline"] = common.fmt(result["reward_model"]["val_accuracy_if_always_majority"])
-    head["reward model held-out AUC"] = common.fmt(result["reward_model"]["val_auc"])
+    head["reward model held-out AUC"] = _fmt_known(result["reward_model"]["val_auc"])
+    head["reward model AUC on its training samples"] = _fmt_known(result["reward_model"]["train_auc"])
+    head["reward model AUC on the trained policy's samples"] = _fmt_known(result["reward_model"]["policy_auc"])
     head.update(seeds=seeds, wall_s=seconds["wall_s"], cpu_s=seconds["cpu_s"])
     result["headline"] = head
     return result
+
+
+def _stats_known(values):
+    """stats() of the values that exist (an AUC is None where nothing could be ranked); None if none do."""
+    known = [v for v in values if v is not None]
+    return dict(common.stats(known), n=len(known)) if known else None
+
+
+def _fmt_known(s):
+    """'mean +/- std' of the seeds that had a value, 'n/a' if none had."""
+    return "n/a" if s is None else common.fmt(s)
 
 
 def plot(result):
