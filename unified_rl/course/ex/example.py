@@ -19,8 +19,8 @@ beta, x = sympy.symbols("beta x", positive=True)
 q1 = ExpressionExercise(
     lambda: sympy.diff(sympy.log(1 / (1 + sympy.exp(-beta * x))), x),
     var="dpo_gc", title="Q1: derive the DPO coefficient",
-    hint=["Differentiate log sigmoid(beta * x) with respect to x; use sympy.diff.",
-          "d/dz log sigmoid(z) = sigmoid(-z) = 1 - sigmoid(z); then apply the chain rule for z = beta * x."],
+    hint=["Differentiate `log(sigmoid(beta * x))` with respect to `x`; use `sympy.diff`.",
+          "`d/dz log sigmoid(z) = sigmoid(-z) = 1 - sigmoid(z)`; then apply the chain rule for `z = beta * x`."],
     solution="```python\ndpo_gc = beta / (1 + sympy.exp(beta * x))   # = beta * sigmoid(-beta * x)\n```",
     wrong=[1 / (1 + sympy.exp(beta * x)),            # eq 14 as printed: the leading beta dropped
            -beta / (1 + sympy.exp(beta * x)),        # sign flipped
@@ -61,8 +61,8 @@ q2 = FunctionExercise(
     },
     random_inputs=_random_rewards,
     var="my_group_relative", title="Q2: group-relative advantages",
-    hint=["Reshape the rewards to (n_groups, group_size) and normalise each row.",
-          "Use the sample standard deviation (torch.std's default) and return 0 for a group whose rewards are all equal."],
+    hint=["Reshape the rewards to `(n_groups, group_size)` and normalise each row.",
+          "Use the sample standard deviation (`torch.std`'s default) and return 0 for a group whose rewards are all equal."],
     solution_value=_group_relative_solution,
     wrong=[_population_std, _whole_batch],
 )
@@ -81,7 +81,7 @@ def _one_correct_of_four():
 
 q4 = ValueExercise(_one_correct_of_four, atol=0.05, var="predicted_gc",
                    title="Q4: predict GRPO's coefficient for 1 correct answer in 4",
-                   hint="mean = 1/4; the sample std of (1, 0, 0, 0) is sqrt(1/4) = 0.5.",
+                   hint="`mean = 1/4`; the sample std of `(1, 0, 0, 0)` is `sqrt(1/4) = 0.5`.",
                    wrong=[0.75, 1.0, -1.5])
 
 # q5 (choice): which component makes online RFT differ from RFT.
