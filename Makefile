@@ -1,36 +1,53 @@
-# Two commands are the whole set-up: `make lab` and `make test`.
+# Two commands are the whole set-up: `make lab` and `make test` (README, "Installing").
 PY ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
-STAMP := $(VENV)/.installed
 
-.PHONY: lab test test-fast test-notebooks test-browser student bench clean
+# torch's CPU build. On Linux, PyPI's torch is a multi-GB CUDA build, so torch comes from PyTorch's
+# CPU wheel index (https://pytorch.org/get-started/locally/); macOS's PyPI wheel is the CPU build
+# already. For a GPU: `make lab TORCH_INDEX=https://download.pytorch.org/whl/cu130` (README, "On a GPU").
+TORCH_INDEX ?= $(if $(filter Linux,$(shell uname -s)),https://download.pytorch.org/whl/cpu)
+PIP_INSTALL := $(BIN)/pip install -q -c constraints.txt
 
-$(STAMP): pyproject.toml constraints.txt
+.PHONY: lab test test-fast book student bench clean
+
+# The environment: a venv on Python >= 3.11 with torch, then one stamp per extra installed in it.
+$(VENV)/.core: pyproject.toml constraints.txt
+	@$(PY) -c 'import sys; v = sys.version_info; sys.exit(0 if v >= (3, 11) else f"unified_rl needs Python >= 3.11, and $(PY) is {v.major}.{v.minor}: run make PY=python3.12 (or another 3.11+)")'
 	$(PY) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip
-	$(BIN)/pip install -q -c constraints.txt -e ".[test]"
-	touch $(STAMP)
+	$(PIP_INSTALL) $(if $(TORCH_INDEX),--extra-index-url $(TORCH_INDEX)) torch
+	$(PIP_INSTALL) -e .
+	rm -f $(VENV)/.course $(VENV)/.test $(VENV)/.book $(VENV)/.bench
+	touch $@
 
-lab: $(STAMP)  ## create the environment and open JupyterLab on the course
+$(VENV)/.%: $(VENV)/.core
+	$(PIP_INSTALL) -e ".[$*]"
+	touch $@
+
+lab: $(VENV)/.course  ## create the environment and open JupyterLab on the course
 	$(BIN)/jupyter lab course/
 
 # One torch thread per process: the models are tiny, and two threads fighting over two busy cores
 # ran the suite 7x slower (127 s vs 19 s for the lab's tests on a loaded machine).
 TEST_ENV := OMP_NUM_THREADS=1
 
-test: $(STAMP)  ## every test: the package, every notebook, the browser checks
+# The book is built first, so that tests/browser/test_book.py checks the site it builds.
+test: $(VENV)/.test  ## every test: the package, the site, every notebook, the browser checks
+	$(MAKE) book
 	$(TEST_ENV) $(BIN)/pytest -q tests
 	$(TEST_ENV) $(BIN)/pytest -q --nbval-lax --nbval-cell-timeout=600 course/
 
-test-fast: $(STAMP)  ## the package's tests only
+test-fast: $(VENV)/.test  ## the package's fast tests only (about a minute)
 	$(TEST_ENV) $(BIN)/pytest -q tests -m "not slow and not browser"
 
-student: $(STAMP)  ## student copies of every notebook, into build/student/
+book: $(VENV)/.book  ## the course as a static website with every output, into build/book/html
+	$(TEST_ENV) $(BIN)/python scripts/build_book.py
+
+student: $(VENV)/.course  ## student copies of every notebook, into build/student/
 	$(BIN)/python -m unified_rl.course.student course build/student
 
-bench: $(STAMP)  ## benchmarks (TRL comparison included): writes bench/results.json
-	$(BIN)/pip install -q -c constraints.txt -e ".[test,bench]"
+bench: $(VENV)/.bench  ## benchmarks (TRL comparison included): writes bench/results.json
 	$(TEST_ENV) $(BIN)/python bench/run.py
 
 clean:

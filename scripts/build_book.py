@@ -1,0 +1,162 @@
+"""`make book`: the course as a static website, every notebook executed, readable with no install.
+
+    python scripts/build_book.py [--out build/book] [--reuse] [--allow-errors] [--only 00,01]
+Steps: execute each course/*.ipynb in a fresh kernel (nbclient, widget state kept), turn its
+widgets into static HTML (scripts/book_static.py), put a note and the Colab/Binder links on top,
+then build the pages with Jupyter Book 1.x (which works offline) without executing again. Equations
+render with MathJax 3 copied from the installed django-static-mathjax into the site, so no page
+asks a CDN for anything. The site is OUT/html; OUT/build.json records the seconds each step took.
+--reuse keeps executed notebooks newer than their source (for editing the site's look).
+"""
+
+import argparse
+import datetime
+import glob
+import importlib.util
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+import tomllib
+
+import nbformat
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.dirname(HERE)
+sys.path.insert(0, HERE)
+
+import book_static  # noqa: E402
+from colab import SETUP_TAG, colab_url, repository  # noqa: E402
+
+
+def binder_url(owner_repo, name):
+    return f"https://mybinder.org/v2/gh/{owner_repo}/HEAD?urlpath=lab/tree/course/{name}"
+
+
+def execute(src, dst, allow_errors):
+    """Run notebook `src` top to bottom in a fresh kernel, write it to `dst`; seconds taken."""
+    from nbclient import NotebookClient
+
+    nb = nbformat.read(src, as_version=4)
+    workdir = os.path.join(os.path.dirname(dst), "_run")  # files a notebook writes land here
+    os.makedirs(workdir, exist_ok=True)
+    env_backend = os.environ.pop("MPLBACKEND", None)  # Agg would drop the inline figures
+    t0 = time.perf_counter()
+    try:
+        NotebookClient(nb, timeout=1800, kernel_name="python3", store_widget_state=True,
+                       allow_errors=allow_errors, resources={"metadata": {"path": workdir}}).execute()
+    finally:
+        if env_backend is not None:
+            os.environ["MPLBACKEND"] = env_backend
+    nbformat.write(nb, dst)
+    return round(time.perf_counter() - t0, 1)
+
+
+def mathjax_dir():
+    spec = importlib.util.find_spec("mathjax")
+    if spec is None:
+        sys.exit("build_book: MathJax is missing: pip install -e '.[book]' (django-static-mathjax)")
+    path = os.path.join(spec.submodule_search_locations[0], "static", "mathjax", "es5")
+    if not os.path.isfile(os.path.join(path, "tex-mml-chtml.js")):
+        sys.exit(f"build_book: no tex-mml-chtml.js under {path}")
+    return path
+
+
+def write_config(src, url, owner_repo, names):
+    """_config.yml and _toc.yml of the book (the table of contents follows course/'s notebooks)."""
+    config = {
+        "title": "unified_rl: one gradient for SFT, RFT, DPO, PPO and GRPO",
+        "author": "the unified_rl authors",
+        "copyright": str(datetime.date.today().year),
+        "only_build_toc_files": True,
+        "execute": {"execute_notebooks": "off"},  # executed above, once
+        "repository": {"url": url, "path_to_book": "course", "branch": "main"},
+        "launch_buttons": {"colab_url": "https://colab.research.google.com", "binderhub_url": "https://mybinder.org",
+                           "notebook_interface": "jupyterlab"},
+        "html": {"use_repository_button": True, "use_issues_button": False, "use_edit_page_button": False},
+        "parse": {"myst_enable_extensions": ["dollarmath", "amsmath"]},
+        "sphinx": {"config": {"mathjax_path": "mathjax/tex-mml-chtml.js", "html_static_path": ["_static"],
+                              "html_css_files": ["static-widgets.css"], "nb_merge_streams": True}},
+    }
+    toc = {"format": "jb-book", "root": "intro", "parts": [
+        {"caption": "The course", "chapters": [{"file": os.path.splitext(n)[0]} for n in names]},
+        {"caption": "Teaching with it", "chapters": [{"file": "INSTRUCTORS"}]}]}
+    for name, data in (("_config.yml", config), ("_toc.yml", toc)):
+        with open(os.path.join(src, name), "w") as f:  # JSON is YAML: no YAML writer needed
+            json.dump(data, f, indent=2)
+
+
+def prepare(executed, dst, owner_repo, name):
+    """An executed notebook as a page: static widgets, no Colab install cell, a note on top."""
+    nb = nbformat.read(executed, as_version=4)
+    book_static.strip_setup_cells(nb, SETUP_TAG)
+    widgets = book_static.static_widgets(nb)
+    book_static.amsmath_blocks(nb)
+    title_at = next((i for i, c in enumerate(nb.cells) if c.cell_type == "markdown"
+                     and c.source.lstrip().startswith("# ")), -1)
+    note = book_static.page_note(colab_url(owner_repo, name), binder_url(owner_repo, name), widgets)
+    nb.cells.insert(title_at + 1, nbformat.v4.new_markdown_cell(note))
+    errors = [o for c in nb.cells for o in c.get("outputs", []) if o.get("output_type") == "error"]
+    nbformat.write(nb, dst)
+    return widgets, len(errors)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--out", default=os.path.join(REPO, "build", "book"))
+    ap.add_argument("--reuse", action="store_true", help="keep executed notebooks newer than their source")
+    ap.add_argument("--allow-errors", action="store_true", help="keep going past a failing cell (its error shows)")
+    ap.add_argument("--only", default="", help="comma-separated notebook prefixes (default: all)")
+    args = ap.parse_args()
+    t_start = time.perf_counter()
+    url, owner_repo = repository()
+    notebooks = sorted(glob.glob(os.path.join(REPO, "course", "[0-9]*.ipynb")))
+    if args.only:
+        notebooks = [n for n in notebooks if os.path.basename(n).split("_")[0] in args.only.split(",")]
+    if not notebooks:
+        sys.exit("build_book: no notebooks found under course/")
+    names = [os.path.basename(n) for n in notebooks]
+    executed_dir, src = os.path.join(args.out, "executed"), os.path.join(args.out, "src")
+    os.makedirs(executed_dir, exist_ok=True)
+    shutil.rmtree(src, ignore_errors=True)
+    shutil.copytree(os.path.join(REPO, "book"), src)
+    mathjax = mathjax_dir()
+    shutil.copy(os.path.join(REPO, "course", "INSTRUCTORS.md"), os.path.join(src, "INSTRUCTORS.md"))
+    report = {"notebooks": {}, "started": time.strftime("%Y-%m-%d %H:%M:%S"),
+              "load_average_at_start": os.getloadavg()}
+    for path, name in zip(notebooks, names):
+        done = os.path.join(executed_dir, name)
+        if args.reuse and os.path.exists(done) and os.path.getmtime(done) > os.path.getmtime(path):
+            seconds = "reused"
+        else:
+            print(f"executing {name} ...", flush=True)
+            seconds = execute(path, done, args.allow_errors)
+        widgets, errors = prepare(done, os.path.join(src, name), owner_repo, name)
+        report["notebooks"][name] = {"seconds": seconds, "widgets": widgets, "errors": errors}
+        print(f"  {name}: {seconds} s, {widgets} widgets made static, {errors} errors", flush=True)
+    write_config(src, url, owner_repo, names)
+    t_pages = time.perf_counter()
+    html_root = os.path.join(args.out, "_build", "html")
+    shutil.rmtree(os.path.join(args.out, "_build"), ignore_errors=True)
+    jb = [sys.executable, "-c", "from jupyter_book.cli.main import main; main()", "build", src, "--path-output", args.out, "--builder", "html"]
+    r = subprocess.run(jb + ["--warningiserror"] if not args.allow_errors else jb)
+    if r.returncode:
+        sys.exit(f"build_book: jupyter-book failed ({r.returncode})")
+    # MathJax goes in after the build: in the book's own _static, Jupyter Book would add a script
+    # tag for each of its hundreds of .js files to every page
+    shutil.copytree(mathjax, os.path.join(html_root, "_static", "mathjax"))
+    site = os.path.join(args.out, "html")
+    if os.path.islink(site) or os.path.exists(site):
+        os.remove(site) if os.path.islink(site) else shutil.rmtree(site)
+    os.symlink(os.path.relpath(html_root, args.out), site)
+    report.update(pages_seconds=round(time.perf_counter() - t_pages, 1),
+                  total_seconds=round(time.perf_counter() - t_start, 1), load_average_at_end=os.getloadavg())
+    with open(os.path.join(args.out, "build.json"), "w") as f:
+        json.dump(report, f, indent=2)
+    print(f"-> {site}/index.html ({report['total_seconds']} s in all)")
+
+
+if __name__ == "__main__":
+    main()
