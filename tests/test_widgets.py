@@ -222,39 +222,24 @@ def test_plots_return_figures_and_skip_missing_keys():
 
 
 def test_pass_maj_numbers_match_the_package():
-    from unified_rl import metrics
-
-    as_answers, one_question, sharpen = pm.as_answers, pm.one_question, pm.sharpen
     ex = s52.pass_maj_explorer(p_right=0.3, top_wrong_share=0.6, alpha=2.0)
-    dist = one_question(0.3, 0.6)
+    dist = pm.one_question(0.3, 0.6)
     assert dist["wrong-1"] == pytest.approx(0.42) and sum(dist.values()) == pytest.approx(1.0)
-    after = as_answers(sharpen(dist, 2.0), 64)
-    assert len(after) == 64
-    for i, k in enumerate(ex.data["k"]):
-        assert ex.data["after"]["maj_at_k"][i] == pytest.approx(metrics.maj_at_k(after, "right", k), abs=1e-12)
-        assert ex.data["after"]["pass_at_k"][i] == pytest.approx(metrics.pass_at_k(64, after.count("right"), k))
-    # a right answer less likely than the dominant wrong one never wins a vote over all 64 answers...
-    assert ex.data["before"]["maj_at_k"][-1] == 0.0 and ex.data["before"]["pass_at_k"][-1] == 1.0
+    sharp = pm.sharpen(dist, 2.0)
+    assert ex.data["k"] == [1, 2, 4, 8, 16, 32, 64]
+    for i, k in enumerate(ex.data["k"]):  # exact i.i.d. values (tests/test_pass_maj.py checks these by enumeration)
+        assert ex.data["after"]["maj_at_k"][i] == pytest.approx(pm.maj_at_k_iid(sharp, "right", k), abs=1e-12)
+        assert ex.data["after"]["pass_at_k"][i] == pytest.approx(pm.pass_at_k_iid(sharp["right"], k))
+    # a right answer less likely than the dominant wrong one rarely wins a vote of 64 draws...
+    assert ex.data["before"]["maj_at_k"][-1] < 0.2 and ex.data["before"]["pass_at_k"][-1] > 0.99
     # ...and once it is the most likely answer, sharpening makes the vote surer at every K > 1
     ex.controls["p_right"].value = 0.5
     b, a = ex.data["before"]["maj_at_k"], ex.data["after"]["maj_at_k"]
-    assert a[-1] == 1.0 and all(y >= x - 1e-12 for x, y in zip(b, a))
+    assert a[-1] > 0.99 and all(y >= x - 1e-12 for x, y in zip(b, a))
     # sharpening a rare right answer costs Pass@K at large K
     with ex.hold():
         ex.controls["p_right"].value, ex.controls["alpha"].value = 0.05, 4.0
     assert ex.data["after"]["pass_at_k"][-1] < ex.data["before"]["pass_at_k"][-1]
-
-
-@pytest.mark.parametrize("call, match", [
-    (lambda: pm.sharpen({"a": 1.0}, 0), "alpha"),
-    (lambda: pm.sharpen({}, 2.0), "empty"),
-    (lambda: pm.sharpen({"a": float("nan")}, 2.0), "finite"),
-    (lambda: pm.as_answers({"a": 0.0}, 8), "no mass"),
-    (lambda: pm.one_question(1.5, 0.5), "p_right"),
-])
-def test_pass_maj_helpers_reject_bad_input(call, match):
-    with pytest.raises(ValueError, match=match):
-        call()
 
 
 @pytest.mark.parametrize("accuracy, eps", [(0.3, 0.1), (0.3, 0.2), (0.6, 0.4), (0.1, 0.2)])

@@ -4,7 +4,7 @@ Each function returns a matplotlib Figure and leaves showing it to the notebook 
 They plot what tells the story (reward, accuracy, KL, clip fraction, Pass@K, Maj@K), not the
 surrogate loss, whose value means nothing (Spinning Up, "Intro to Policy Optimization").
 Metric dicts come from the trainer, one per step; keys missing from them are skipped, not errors.
-References: DeepSeekMath (arXiv 2402.03300) Figure 7 for `plot_pass_maj`.
+`plot_pass_maj` (DeepSeekMath Figure 7) lives with the experiments that draw it and is re-exported here.
 """
 
 import math
@@ -14,6 +14,8 @@ import matplotlib.pyplot as plt
 import numpy as np
 from matplotlib.ticker import MaxNLocator
 import torch
+
+from ..experiments.plots import plot_pass_maj  # noqa: F401  (re-exported for the notebooks)
 
 LABELS = {
     "reward": "mean reward", "accuracy": "accuracy of the batch's samples", "kl": "KL(pi || pi_ref)",
@@ -76,34 +78,6 @@ def compare_runs(runs, key="accuracy", title=None):
     ax.grid(alpha=0.3)
     if plotted:
         ax.legend(fontsize=8)
-    fig.tight_layout()
-    return fig
-
-
-def plot_pass_maj(k, curves, title=None):
-    """Pass@K and Maj@K against K on a log2 axis, two panels, as in DeepSeekMath Figure 7.
-
-    curves: {name: {"pass_at_k": [...], "maj_at_k": [...]}}, each list aligned with k.
-    """
-    k = [int(v) for v in k]
-    if not k or any(v < 1 for v in k):
-        raise ValueError(f"k must be a non-empty list of positive ints, got {k}")
-    fig, axes = plt.subplots(1, 2, figsize=(7, 3), sharey=True)
-    for ax, key, label in zip(axes, ("maj_at_k", "pass_at_k"), ("Maj@K", "Pass@K")):
-        for name, c in curves.items():
-            if key not in c:
-                continue
-            if len(c[key]) != len(k):
-                raise ValueError(f"curves[{name!r}][{key!r}] has {len(c[key])} values for {len(k)} values of k")
-            ax.plot(k, [float(v) for v in c[key]], marker="o", label=name)
-        ax.set_xscale("log", base=2)
-        ax.set_xticks(k, [str(v) for v in k])
-        ax.set(xlabel="K: samples per question", title=label)
-        ax.grid(alpha=0.3)
-    axes[0].set_ylabel("accuracy")
-    axes[1].legend(fontsize=8)
-    if title:
-        fig.suptitle(title)
     fig.tight_layout()
     return fig
 

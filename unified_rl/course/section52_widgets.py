@@ -1,7 +1,7 @@
 """Explorers for DeepSeekMath §5.2 (notebooks 07 and 08), built on the `Explorer` of `widgets`.
 
-- `pass_maj_explorer`: one question's answer distribution, sharpened by alpha; Pass@K and Maj@K
-  before and after, from the package's exact estimators (§5.2.2).
+- `pass_maj_explorer`: one question's answer distribution, raised to a power alpha and renormalised;
+  the exact Pass@K and Maj@K of K i.i.d. samples before and after (§5.2.2).
 - `noisy_reward_explorer`: rewards flipped with probability epsilon by the package's `NoisyReward`,
   and what is left of RFT's, DPO's and GRPO's signal (§5.2.3).
 """
@@ -10,36 +10,35 @@ import ipywidgets as W
 import torch
 from matplotlib.figure import Figure
 
-from unified_rl import advantages, metrics
-from unified_rl.course.nb_pass_maj import as_answers, one_question, sharpen
+from unified_rl import advantages
+from unified_rl.course.nb_pass_maj import maj_at_k_iid, one_question, pass_at_k_iid, sharpen
 from unified_rl.course.widgets import Explorer, _num, _slider
 from unified_rl.rewards import NoisyReward
 
 
-def pass_maj_explorer(p_right=0.3, top_wrong_share=0.6, alpha=2.0, n=64):
-    """§5.2.2: one question's answer distribution, sharpened by alpha; Pass@K and Maj@K before and after."""
-    controls = {"p_right": _slider("p(right answer)", p_right, 0.0, 1.0, 0.05),
-                "top_wrong_share": _slider("share of the wrong mass on one wrong answer", top_wrong_share, 0.0, 1.0, 0.05),
-                "alpha": _slider("sharpening α (p^α, renormalised)", alpha, 0.25, 8.0, 0.25)}
-    ks = [k for k in (1, 2, 4, 8, 16, 32, 64, 128) if k <= n]
+def pass_maj_explorer(p_right=0.3, top_wrong_share=0.6, alpha=2.0, k_max=64):
+    """§5.2.2: one question's answer distribution, raised to the power alpha and renormalised; the exact
+    Pass@K and Maj@K of K i.i.d. samples before and after."""
+    controls = {"p_right": _slider("p(right)", p_right, 0.0, 1.0, 0.05),
+                "top_wrong_share": _slider("wrong mass on w1", top_wrong_share, 0.0, 1.0, 0.05),
+                "alpha": _slider("power α", alpha, 0.25, 8.0, 0.25)}
+    ks = [k for k in (1, 2, 4, 8, 16, 32, 64, 128, 256) if k <= k_max]
 
     def curves(dist):
-        answers = as_answers(dist, n)
-        c = answers.count("right")
-        return {"p_right": dist["right"], "pass_at_k": [metrics.pass_at_k(n, c, k) for k in ks],
-                "maj_at_k": [metrics.maj_at_k(answers, "right", k) for k in ks]}
+        return {"p_right": dist["right"], "pass_at_k": [pass_at_k_iid(dist["right"], k) for k in ks],
+                "maj_at_k": [maj_at_k_iid(dist, "right", k) for k in ks]}
 
     def compute(p_right, top_wrong_share, alpha):
         dist = one_question(p_right, top_wrong_share)
         sharp = sharpen(dist, alpha)
         before, after = curves(dist), curves(sharp)
-        data = {"k": ks, "before": before, "after": after}
+        data = {"k": ks, "dist": dist, "sharpened": sharp, "before": before, "after": after}
         fig = Figure(figsize=(9, 2.8), layout="constrained")
         ax0, ax1, ax2 = fig.subplots(1, 3)
         names = list(dist)
         x = torch.arange(len(names), dtype=torch.float64)
         ax0.bar(x - 0.2, [dist[a] for a in names], 0.4, label="before", color="C0")
-        ax0.bar(x + 0.2, [sharp[a] for a in names], 0.4, label=f"after, α={alpha:g}", color="C1")
+        ax0.bar(x + 0.2, [sharp[a] for a in names], 0.4, label=f"p^α / Z, α={alpha:g}", color="C1")
         ax0.set_xticks(x.tolist(), ["right"] + [f"w{i + 1}" for i in range(len(names) - 1)])
         ax0.set(title="answer distribution", ylim=(0, 1))
         ax0.legend(fontsize=7)
@@ -51,15 +50,18 @@ def pass_maj_explorer(p_right=0.3, top_wrong_share=0.6, alpha=2.0, n=64):
             ax.set(title=label, xlabel="K", ylim=(-0.02, 1.02))
             ax.grid(alpha=0.3)
         ax2.legend(fontsize=7)
-        rows = [["", "p(right)", "Pass@1", f"Maj@{ks[-1]}", f"Pass@{ks[-1]}"],
-                ["before", before["p_right"], before["pass_at_k"][0], before["maj_at_k"][-1], before["pass_at_k"][-1]],
-                [f"after (α = {alpha:g})", after["p_right"], after["pass_at_k"][0], after["maj_at_k"][-1],
-                 after["pass_at_k"][-1]]]
+        K, Km = ks[-1], 16 if 16 in ks else ks[-1]  # the K notebook 07's Figure 7 reads, and the largest
+        rows = [["", "p(right)", "Pass@1", f"Maj@{Km}", f"Pass@{Km}", f"Maj@{K}", f"Pass@{K}"]]
+        for name, c in (("before", before), (f"after (α = {alpha:g})", after)):
+            i = ks.index(Km)
+            rows.append([name, c["p_right"], c["pass_at_k"][0], c["maj_at_k"][i], c["pass_at_k"][i],
+                         c["maj_at_k"][-1], c["pass_at_k"][-1]])
         return data, fig, rows
 
-    return Explorer("Pass@K and Maj@K: what sharpening one question's answers does", controls, "p_right", compute,
-                    f"{n} samples laid out in the distribution's proportions, scored with the exact estimators. "
-                    "Sharpening raises Maj@K when the right answer is the most likely one, and costs Pass@K when it is rare.")
+    return Explorer("Pass@K and Maj@K: what concentrating one question's answers does", controls, "p_right", compute,
+                    "K independent samples from the distribution, scored exactly (no finite list of answers). "
+                    "The power α acts on whole answers (p^α, renormalised), not on token temperature. It raises "
+                    "Maj@K when the right answer is the most likely one, and costs Pass@K when it is rare.")
 
 
 def noisy_signal(accuracy, flip_prob, group_size, n_groups=4000, seed=0):

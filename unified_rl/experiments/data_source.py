@@ -43,7 +43,7 @@ class Budget:
 
     sft_steps: Optional[int] = None
     """SFT steps of the starting model; None: the preset's own SFT checkpoint, the one every notebook
-    starts RL from (stopped early, so RL has something to learn; see figure7 for a converged one)"""
+    starts RL from (stopped early, so RL has something to learn)"""
     rl_steps: int = 60
     """GRPO steps per arm"""
     extra_digits: int = 1

@@ -1,25 +1,22 @@
-"""DeepSeekMath §5.2.2, Figure 7: "RL enhances Maj@K but not Pass@K", reproduced on the lab.
+"""DeepSeekMath §5.2.2, Figure 7 ("RL enhances Maj@K but not Pass@K"): an analogue on the lab.
 
-The paper evaluates its SFT (Instruct) model and the RL model trained from it on a subset of the
-SFT questions, with Pass@K and Maj@K for K = 1 ... 64 at temperature 0.7. Here, per seed:
+The paper samples its SFT (Instruct) model and the RL model trained from it at temperature 0.7 on
+two benchmarks and reports Maj@K and Pass@K; its caption: "It was noted that RL enhances Maj@K but
+not Pass@K." Here, per seed:
 
-1. SFT on the limited SFT set (`preset.n_sft` questions with reference solutions);
-2. GRPO from that model on the first `rl_questions` SFT questions (a subset, as in the paper);
-3. both models on held-out questions: greedy accuracy, and Pass@K / Maj@K for K = 1, 2, ..., 64
-   from 64 samples per question at temperature 0.7 with the exact estimators of `metrics`.
+1. an SFT model stopped early (`sft_steps`). Its Maj@16 on the held-out questions must be mid-range
+   (0.3-0.7 by default) on every seed, so that RL can raise it or not and Pass@16 has room to move
+   either way: an SFT model at the ceiling (Maj@K near 1) cannot answer the paper's question;
+2. GRPO from that model on the first `rl_questions` SFT questions (a subset of the SFT data, as the
+   paper's RL questions came from its instruction-tuning data);
+3. both models on the same held-out questions: greedy accuracy, and Pass@K / Maj@K for K = 1, 2,
+   ..., 64 from 64 samples per question at temperature 0.7, with the exact estimators of `metrics`.
 
-It does so for two SFT models ("regimes"). `converged`: SFT run to convergence (1000 steps on the
-cpu preset: held-out greedy accuracy has plateaued by then, and the SFT questions are all answered
-right), as the issue asks; it comes first, so the top-level keys of the result are its numbers.
-`early-stopped`: the preset's own SFT model, which stops early to leave RL room, and which every
-other notebook starts RL from. A converged model that answers every RL question right leaves GRPO
-no signal (every group is all-correct, so every advantage is 0); the second regime shows what RL
-does when there is something to learn.
-
-If RL's Pass@K falls below SFT's at large K, that is what Yue et al. 2025 ("Does Reinforcement
-Learning Really Incentivize Reasoning Capacity in LLMs Beyond the Base Model?", arXiv 2504.13837)
-found; the result records the first K where RL's Pass@K is lower than SFT's by more than the
-spread over seeds.
+The verdict compares RL with SFT at K = `headline_k` seed by seed: an effect counts as "raised" (or
+"lowered") only when every seed moves the same way and the mean change exceeds the standard deviation
+over seeds; otherwise "no clear change". If RL's Pass@K falls below SFT's at large K, that is what
+Yue et al. 2025 (arXiv 2504.13837) report; the result records the first K where it does by more than
+the spread over seeds.
 """
 
 from dataclasses import asdict, dataclass
@@ -28,18 +25,21 @@ from typing import Optional
 import numpy as np
 import torch
 
-from ..course.plots import plot_pass_maj
 from ..evaluation import greedy_accuracy
 from ..trainer import train
 from . import common
+from .plots import plot_pass_maj
+
+MIN_SEEDS_FOR_A_VERDICT = 3
 
 
 @dataclass(frozen=True)
 class Budget:
     """Sizes of the Figure-7 experiment."""
 
-    regimes: tuple = (("converged", 1000), ("early-stopped", None))
-    """(name, SFT steps) of each SFT model RL starts from; None: the preset's own SFT checkpoint"""
+    sft_steps: Optional[int] = 175
+    """SFT steps of the starting model (None: the preset's own). 175 on the cpu preset puts every seed's
+    SFT Maj@16 in the mid range; the preset's own 200 steps put seed 2 at 0.76"""
     rl_questions: int = 200
     """how many of the SFT questions GRPO trains on (the first ones: a subset, as in the paper)"""
     rl_steps: int = 60
@@ -52,30 +52,34 @@ class Budget:
     """sampling temperature of the evaluation (the paper's)"""
     eval_every: int = 10
     """GRPO steps between held-out greedy evaluations during training"""
+    headline_k: int = 16
+    """the K at which the verdict compares RL with SFT"""
+    mid_range: tuple = (0.3, 0.7)
+    """where the SFT model's Maj@headline_k must lie for the question to be answerable either way"""
 
 
 BUDGETS = {
     "cpu": Budget(),
-    "gpu": Budget(regimes=(("converged", 3000), ("early-stopped", None)), rl_questions=1500, rl_steps=200,
-                  k_problems=500),
-    "tiny": Budget(regimes=(("tiny", None),), rl_questions=16, rl_steps=2, k_problems=4, samples=4, eval_every=2),
+    "gpu": Budget(sft_steps=None, rl_questions=1500, rl_steps=200, k_problems=500),  # start not measured there:
+    # the verdict says so if the gpu preset's SFT model is not mid-range
+    "tiny": Budget(sft_steps=None, rl_questions=16, rl_steps=2, k_problems=4, samples=4, eval_every=2, headline_k=4),
 }
 
 
-def run_regime(preset, sft_steps, seed, b, progress=False):
-    """One SFT model, GRPO from it on a subset of its questions, both evaluated: a per-seed dict."""
+def run_seed(preset, seed, b, progress=False):
+    """SFT model, GRPO from it on a subset of its questions, both evaluated: one seed's dict."""
     t = common.Clock()
-    sp = common.sft_preset(preset, sft_steps)
+    sp = common.sft_preset(preset, b.sft_steps)
     lab = common.lab_on(sp, seed, common.sft_model(sp, seed, progress))
     lab.rl_problems = lab.sft_problems[: b.rl_questions]  # RL on a subset of the SFT questions
-    test = lab.test_problems
+    rl_questions, test = list(lab.rl_problems), lab.test_problems
     torch.manual_seed(10_000 + seed)
     sft = common.evaluate_policy(lab.policy, lab.tokenizer, test, b.k_problems, b.samples, b.temperature)
-    sft["greedy_rl_questions"] = greedy_accuracy(lab.policy, lab.tokenizer, lab.rl_problems)
+    sft["greedy_rl_questions"] = greedy_accuracy(lab.policy, lab.tokenizer, rl_questions)
     r = train("grpo", lab=lab, steps=b.rl_steps, seed=seed, progress=progress, eval_every=b.eval_every)
     torch.manual_seed(10_000 + seed)
     rl = common.evaluate_policy(r.policy, r.tokenizer, test, b.k_problems, b.samples, b.temperature)
-    rl["greedy_rl_questions"] = greedy_accuracy(lab.policy, lab.tokenizer, lab.rl_problems)
+    rl["greedy_rl_questions"] = greedy_accuracy(r.policy, r.tokenizer, rl_questions)
     curve = [{k: m[k] for k in ("step", "seconds", "accuracy", "kl", "eval_accuracy") if k in m} for m in r.metrics]
     return {"sft": sft, "rl": rl, "rl_curve": curve, "rl_wall_s": r.summary["seconds"], **t.read()}
 
@@ -84,117 +88,139 @@ def run(preset="auto", out="results", seeds=3, progress=True, **budget):
     """Run Figure 7 over `seeds` seeds; write OUT/figure7.json and OUT/figure7.png; return the result."""
     common.check_run_args(out, seeds)
     preset, b = common.pick_budget(BUDGETS, preset, budget)
-    if not b.regimes or len({name for name, _ in b.regimes}) != len(b.regimes):
-        raise ValueError(f"regimes must be distinct (name, sft_steps) pairs, got {b.regimes!r}")
     if b.rl_questions < 1 or b.rl_questions > preset.n_sft:
         raise ValueError(f"rl_questions must be in [1, n_sft={preset.n_sft}], got {b.rl_questions}")
     if b.k_problems < 1 or b.k_problems > preset.n_test:
         raise ValueError(f"k_problems must be in [1, n_test={preset.n_test}], got {b.k_problems}")
-    say = common.Progress(progress)
     ks = common.powers_of_two(b.samples)
+    if b.headline_k not in ks:
+        raise ValueError(f"headline_k must be one of the K values {ks}, got {b.headline_k}")
+    lo, hi = b.mid_range
+    if not 0 <= lo < hi <= 1:
+        raise ValueError(f"mid_range must be (low, high) with 0 <= low < high <= 1, got {b.mid_range!r}")
+    say = common.Progress(progress)
     clock = common.Clock()
-    per_seed = []
+    i, per_seed = ks.index(b.headline_k), []
     for seed in range(seeds):
-        row = {"seed": seed}
-        for name, sft_steps in b.regimes:
-            x = row[name] = run_regime(preset, sft_steps, seed, b, progress)
-            say(f"figure7 seed {seed} {name}: greedy SFT {x['sft']['greedy']:.3f} -> RL {x['rl']['greedy']:.3f}; "
-                f"Maj@{ks[-1]} {x['sft']['maj_at_k'][-1]:.3f} -> {x['rl']['maj_at_k'][-1]:.3f}; "
-                f"Pass@{ks[-1]} {x['sft']['pass_at_k'][-1]:.3f} -> {x['rl']['pass_at_k'][-1]:.3f} ({x['wall_s']} s)")
-        per_seed.append(row)
+        x = dict(seed=seed, **run_seed(preset, seed, b, progress))
+        per_seed.append(x)
+        say(f"figure7 seed {seed}: greedy SFT {x['sft']['greedy']:.3f} -> RL {x['rl']['greedy']:.3f}; "
+            f"Maj@{b.headline_k} {x['sft']['maj_at_k'][i]:.3f} -> {x['rl']['maj_at_k'][i]:.3f}; "
+            f"Pass@{b.headline_k} {x['sft']['pass_at_k'][i]:.3f} -> {x['rl']['pass_at_k'][i]:.3f} ({x['wall_s']} s)")
     result = summarise(ks, per_seed, preset, b, seeds, clock.read())
     key = preset.name if not budget else None  # only the full run is what the notebook may load
     common.write_result("figure7", out, result, plot(result), cache_key=key)
     return result
 
 
-def _regime(ks, rows):
-    """Means, spread, RL - SFT differences and where RL's Pass@K drops below SFT's, for one regime."""
-    out = {"spread": {}}
-    for name in ("sft", "rl"):
-        out[name], out["spread"][name] = common.mean_curves([x[name] for x in rows])
-    out["delta_rl_minus_sft"] = {
-        key: [common.stats([x["rl"][key][i] - x["sft"][key][i] for x in rows]) for i in range(len(ks))]
-        for key in ("pass_at_k", "maj_at_k")}
-    # Yue et al.'s crossover: the first K where RL's Pass@K is lower by more than the spread over seeds
-    below = [k for k, d in zip(ks, out["delta_rl_minus_sft"]["pass_at_k"]) if d["mean"] + d["std"] < 0]
-    out["pass_at_k_rl_below_sft_from_k"] = below[0] if below else None
+def change(diffs):
+    """'raised', 'lowered' or 'no clear change' from per-seed RL - SFT differences (see the module doc)."""
+    d = np.asarray(diffs, dtype=float)
+    if len(d) < MIN_SEEDS_FOR_A_VERDICT:
+        return f"no verdict from {len(d)} seed(s) (needs {MIN_SEEDS_FOR_A_VERDICT})"
+    spread = d.std(ddof=1)
+    if (d > 0).all() and d.mean() > spread:
+        return "raised"
+    if (d < 0).all() and -d.mean() > spread:
+        return "lowered"
+    return "no clear change"
+
+
+def verdict(ks, per_seed, b):
+    """The answer to the paper's question at K = headline_k, as numbers and one sentence."""
+    i, K = ks.index(b.headline_k), b.headline_k
+    sft_maj = [x["sft"]["maj_at_k"][i] for x in per_seed]
+    out = {"k": K, "sft_maj_per_seed": sft_maj,
+           "mid_range_start": all(b.mid_range[0] <= v <= b.mid_range[1] for v in sft_maj)}
+    for key, name in (("maj_at_k", "Maj"), ("pass_at_k", "Pass")):
+        diffs = [x["rl"][key][i] - x["sft"][key][i] for x in per_seed]
+        out[key] = {"per_seed": diffs, **common.stats(diffs), "change": change(diffs)}
+    m, p = out["maj_at_k"]["change"], out["pass_at_k"]["change"]
+    if not out["mid_range_start"]:
+        reading = (f"the SFT model's Maj@{K} left {b.mid_range} on some seed ({', '.join(f'{v:.3f}' for v in sft_maj)}): "
+                   "pick another sft_steps before reading this run")
+    elif m == "raised" and p != "raised":
+        reading = f"as in the paper's Figure 7: RL raised Maj@{K} and not Pass@{K}"
+    elif m == "raised" and p == "raised":
+        reading = (f"unlike the paper's Figure 7: RL raised Maj@{K} and Pass@{K} too (by less: "
+                   f"{out['maj_at_k']['mean']:+.3f} against {out['pass_at_k']['mean']:+.3f})")
+    else:
+        reading = f"RL: Maj@{K} {m}, Pass@{K} {p}; the paper's claim is neither shown nor refuted here"
+    out["sentence"] = f"Maj@{K} {m}, Pass@{K} {p}: {reading}"
     return out
 
 
 def summarise(ks, per_seed, preset, b, seeds, seconds):
-    """The first regime's means at the top level (the issue's keys); every regime under "regimes"."""
+    """Means and spread over seeds, RL - SFT at every K, the verdict, and the headline the CLI prints."""
     result = {"experiment": "figure7", "preset": preset.name, "seeds": seeds, "budget": asdict(b), "k": ks,
-              "regimes": {name: _regime(ks, [row[name] for row in per_seed]) for name, _ in b.regimes}}
-    result["main_regime"] = b.regimes[0][0]
-    result.update(result["regimes"][result["main_regime"]])
+              "spread": {}}
+    for name in ("sft", "rl"):
+        result[name], result["spread"][name] = common.mean_curves([x[name] for x in per_seed])
+    result["delta_rl_minus_sft"] = {
+        key: [common.stats([x["rl"][key][i] - x["sft"][key][i] for x in per_seed]) for i in range(len(ks))]
+        for key in ("pass_at_k", "maj_at_k")}
+    # Yue et al.'s crossover: the first K where RL's Pass@K is lower by more than the spread over seeds
+    below = [k for k, d in zip(ks, result["delta_rl_minus_sft"]["pass_at_k"]) if d["mean"] + d["std"] < 0]
+    result["pass_at_k_rl_below_sft_from_k"] = below[0] if below else None
+    result["verdict"] = verdict(ks, per_seed, b)
     result["per_seed"] = per_seed
     result["seconds"] = seconds
-    K = ks[-1]
-    head = {}
-    for name, _ in b.regimes:
-        rows = [row[name] for row in per_seed]
-        st = lambda m, key, i: common.fmt(common.stats([x[m][key][i] for x in rows]))
-        reg = result["regimes"][name]
-        head[name] = {
-            "greedy accuracy (held-out)": {m: common.fmt(common.stats([x[m]["greedy"] for x in rows])) for m in ("sft", "rl")},
-            "greedy accuracy (RL questions)": {m: common.fmt(common.stats([x[m]["greedy_rl_questions"] for x in rows]))
-                                               for m in ("sft", "rl")},
-            "Maj@1 = Pass@1": {m: st(m, "maj_at_k", 0) for m in ("sft", "rl")},
-            f"Maj@{K}": {m: st(m, "maj_at_k", -1) for m in ("sft", "rl")},
-            f"Pass@{K}": {m: st(m, "pass_at_k", -1) for m in ("sft", "rl")},
-            f"RL - SFT, Maj@{K}": common.fmt(reg["delta_rl_minus_sft"]["maj_at_k"][-1]),
-            f"RL - SFT, Pass@{K}": common.fmt(reg["delta_rl_minus_sft"]["pass_at_k"][-1]),
-            "RL Pass@K below SFT from K": reg["pass_at_k_rl_below_sft_from_k"]}
+    st = lambda m, key, i: common.fmt(common.stats([x[m][key][i] for x in per_seed]))  # noqa: E731
+    both = lambda f: {m: f(m) for m in ("sft", "rl")}  # noqa: E731
+    head = {"greedy accuracy (held-out)": both(lambda m: common.fmt(common.stats([x[m]["greedy"] for x in per_seed]))),
+            "greedy accuracy (RL questions)": both(
+                lambda m: common.fmt(common.stats([x[m]["greedy_rl_questions"] for x in per_seed]))),
+            "Maj@1 = Pass@1": both(lambda m: st(m, "maj_at_k", 0))}
+    for K in sorted({b.headline_k, ks[-1]}):
+        i = ks.index(K)
+        head[f"Maj@{K}"] = both(lambda m: st(m, "maj_at_k", i))
+        head[f"Pass@{K}"] = both(lambda m: st(m, "pass_at_k", i))
+        head[f"RL - SFT, Maj@{K}"] = common.fmt(result["delta_rl_minus_sft"]["maj_at_k"][i])
+        head[f"RL - SFT, Pass@{K}"] = common.fmt(result["delta_rl_minus_sft"]["pass_at_k"][i])
+    head["RL Pass@K below SFT from K"] = result["pass_at_k_rl_below_sft_from_k"]
+    head["verdict"] = result["verdict"]["sentence"]
     head.update(seeds=seeds, wall_s=seconds["wall_s"], cpu_s=seconds["cpu_s"])
     result["headline"] = head
     return result
 
 
 def plot(result):
-    """Figure 7's two panels (Maj@K, Pass@K): SFT and RL of each regime, mean over seeds ± one std."""
+    """Figure 7's two panels (Maj@K, Pass@K): SFT and RL, mean over seeds with a band of one std."""
     k = result["k"]
-    curves, bands = {}, []
-    for name, reg in result["regimes"].items():
-        suffix = f" ({name})" if len(result["regimes"]) > 1 else ""
-        for m, label in (("sft", "SFT"), ("rl", "RL (GRPO)")):
-            curves[label + suffix] = reg[m]
-            bands.append((reg[m], reg["spread"][m]))
-    title = f"Figure 7 on the lab: {result['seeds']} seed(s), held-out questions, T = {result['budget']['temperature']}"
+    curves = {"SFT": result["sft"], "RL (GRPO)": result["rl"]}
+    title = (f"Figure 7 on the lab: {result['seeds']} seed(s), {result['budget']['k_problems']} held-out questions, "
+             f"T = {result['budget']['temperature']}")
     fig = plot_pass_maj(k, curves, title=title)
     for ax, key in zip(fig.axes, ("maj_at_k", "pass_at_k")):
-        for line, (mean, spread) in zip(ax.get_lines(), bands):
-            m, s = np.array(mean[key]), np.array(spread[key])
-            ax.fill_between(k, m - s, m + s, color=line.get_color(), alpha=0.15, lw=0)
+        for line, m in zip(ax.get_lines(), ("sft", "rl")):
+            mean, spread = np.array(result[m][key]), np.array(result["spread"][m][key])
+            ax.fill_between(k, mean - spread, mean + spread, color=line.get_color(), alpha=0.15, lw=0)
+        ax.axvline(result["budget"]["headline_k"], color="grey", lw=0.8, ls=":")
     return fig
 
 
 def per_question(result, seed=0):
-    """Per regime, for one seed: each held-out question's fraction of right samples before and after RL,
-    and the counts that tell sharpening from learning."""
+    """For one seed: each held-out question's fraction of right samples before and after RL, and the
+    counts that tell sharpening from learning."""
     samples = result["budget"]["samples"]
-    out = {}
-    for name in result["regimes"]:
-        s = result["per_seed"][seed][name]
-        x, y = np.array(s["sft"]["hits"]) / samples, np.array(s["rl"]["hits"]) / samples
-        out[name] = {"sft": x, "rl": y, "questions": len(x),
-                     "lost": int(((x > 0) & (y == 0)).sum()),  # solved by some SFT sample, by no RL sample
-                     "gained": int(((x == 0) & (y > 0)).sum()),  # the reverse: new capability
-                     "majority_right": {"sft": float((x > 0.5).mean()), "rl": float((y > 0.5).mean())}}
-    return out
+    s = next(x for x in result["per_seed"] if x["seed"] == seed)
+    x, y = np.array(s["sft"]["hits"]) / samples, np.array(s["rl"]["hits"]) / samples
+    return {"sft": x, "rl": y, "questions": len(x),
+            "lost": int(((x > 0) & (y == 0)).sum()),  # solved by some SFT sample, by no RL sample
+            "gained": int(((x == 0) & (y > 0)).sum()),  # the reverse: new capability
+            "majority_right": {"sft": float((x > 0.5).mean()), "rl": float((y > 0.5).mean())}}
 
 
 def plot_per_question(result, seed=0):
-    """One scatter per regime: fraction of right samples per question, SFT (x) against RL (y)."""
+    """Fraction of right samples per question, SFT (x) against RL (y), for one seed."""
     import matplotlib.pyplot as plt
 
-    pq = per_question(result, seed)
-    fig, axes = plt.subplots(1, len(pq), figsize=(3.6 * len(pq), 3.4), squeeze=False)
-    for ax, (name, q) in zip(axes[0], pq.items()):
-        jitter = np.random.default_rng(0).normal(0, 0.006, q["questions"])  # separates equal x values
-        ax.scatter(q["sft"] + jitter, q["rl"], s=10, alpha=0.5)
-        ax.plot([0, 1], [0, 1], color="grey", lw=1)
-        ax.set(xlabel="fraction right, SFT", ylabel="fraction right, RL", title=f"{name} (seed {seed})")
-        ax.grid(alpha=0.3)
+    q = per_question(result, seed)
+    fig, ax = plt.subplots(figsize=(3.8, 3.6))
+    jitter = np.random.default_rng(0).normal(0, 0.006, q["questions"])  # separates equal x values
+    ax.scatter(q["sft"] + jitter, q["rl"], s=10, alpha=0.5)
+    ax.plot([0, 1], [0, 1], color="grey", lw=1)
+    ax.set(xlabel="fraction right, SFT", ylabel="fraction right, RL", title=f"per question (seed {seed})")
+    ax.grid(alpha=0.3)
     fig.tight_layout()
     return fig

@@ -29,7 +29,7 @@ class Budget:
 
     sft_steps: Optional[int] = None
     """SFT steps of the starting model; None: the preset's own SFT checkpoint, the one every notebook
-    starts RL from (stopped early, so RL has something to learn; see figure7 for a converged one)"""
+    starts RL from (stopped early, so RL has something to learn)"""
     rl_steps: int = 30
     """optimizer steps per (method, noise) run"""
     flip_probs: tuple = (0.0, 0.1, 0.2, 0.4)

@@ -5,9 +5,12 @@ GRPO trains from one SFT model with three rewards and the same budget:
 - `outcome`: the rule checks the final answer (§4.1.2, outcome supervision);
 - `process`: the rule checks every column-sum step, each step's reward on the token that closes it,
   normalised over the group and summed from each token onward (§4.1.3, `grpo-process`);
-- `learned`: a reward model (the SFT model's trunk under a scalar head) trained on samples of the
-  SFT model scored by the rule, then used in its place (`ModelReward`); the samples and seconds
-  spent building it are charged to this arm before its first RL step.
+- `learned`: a reward model (`reward_model.RewardModel`: the SFT model's trunk under a scalar head)
+  trained on samples of the SFT model scored by the rule, then used in its place (`ModelReward`);
+  the samples and seconds spent building it are charged to this arm before its first RL step. How
+  well it ranks right above wrong (AUC) is measured three times: on its training samples, on SFT
+  samples of held-out questions, and on the trained policy's samples of those questions, the last
+  being the paper's first reward-model direction (does it still judge a policy that has moved?).
 
 Compute is counted two ways: responses sampled (deterministic) and seconds (wall-clock from the
 trainer, and process CPU seconds per arm; on a shared CPU the wall-clock is inflated, the CPU
@@ -38,18 +41,18 @@ class Budget:
 
     sft_steps: Optional[int] = None
     """SFT steps of the starting model; None: the preset's own SFT checkpoint, the one every notebook
-    starts RL from (stopped early, so RL has something to learn; see figure7 for a converged one)"""
+    starts RL from (stopped early, so RL has something to learn)"""
     rl_steps: int = 100
     """GRPO steps per arm"""
     eval_every: int = 10
     """steps between held-out greedy evaluations (on the preset's eval_problems questions)"""
-    rm_questions: int = 400
+    rm_questions: int = 1000
     """RL-pool questions whose SFT samples train the reward model"""
     rm_samples: int = 8
     """samples of the SFT model per question for the reward model"""
-    rm_steps: int = 300
-    """reward-model optimizer steps"""
-    rm_lr: float = 1e-3
+    rm_steps: int = 1500
+    """reward-model optimizer steps (batches of 64)"""
+    rm_lr: float = 3e-4
     """reward-model learning rate"""
     rm_val_questions: int = 100
     """held-out questions whose SFT samples measure the reward model's accuracy"""
