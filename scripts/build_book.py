@@ -119,6 +119,10 @@ def main():
         sys.exit("build_book: no notebooks found under course/")
     names = [os.path.basename(n) for n in notebooks]
     executed_dir, src = os.path.join(args.out, "executed"), os.path.join(args.out, "src")
+    site = os.path.join(args.out, "html")
+    if os.path.islink(site):  # a failed build must not leave the last site looking current
+        os.remove(site)
+    shutil.rmtree(os.path.join(args.out, "_build"), ignore_errors=True)
     os.makedirs(executed_dir, exist_ok=True)
     shutil.rmtree(src, ignore_errors=True)
     shutil.copytree(os.path.join(REPO, "book"), src)
@@ -139,7 +143,6 @@ def main():
     write_config(src, url, owner_repo, names)
     t_pages = time.perf_counter()
     html_root = os.path.join(args.out, "_build", "html")
-    shutil.rmtree(os.path.join(args.out, "_build"), ignore_errors=True)
     jb = [sys.executable, "-c", "from jupyter_book.cli.main import main; main()", "build", src, "--path-output", args.out, "--builder", "html"]
     r = subprocess.run(jb + ["--warningiserror"] if not args.allow_errors else jb)
     if r.returncode:
@@ -147,9 +150,6 @@ def main():
     # MathJax goes in after the build: in the book's own _static, Jupyter Book would add a script
     # tag for each of its hundreds of .js files to every page
     shutil.copytree(mathjax, os.path.join(html_root, "_static", "mathjax"))
-    site = os.path.join(args.out, "html")
-    if os.path.islink(site) or os.path.exists(site):
-        os.remove(site) if os.path.islink(site) else shutil.rmtree(site)
     os.symlink(os.path.relpath(html_root, args.out), site)
     report.update(pages_seconds=round(time.perf_counter() - t_pages, 1),
                   total_seconds=round(time.perf_counter() - t_start, 1), load_average_at_end=os.getloadavg())
