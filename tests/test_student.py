@@ -145,12 +145,6 @@ COURSE = Path(__file__).resolve().parents[1] / "course"
 # Notebooks whose solution markers still swallow a variable or a signature: (notebook, what) -> why.
 # Remove an entry as soon as its notebook is fixed (the test then passes).
 KNOWN_BROKEN = {
-    ("05_ppo.ipynb", "variables"): "05_ppo: answers assigned only inside the solution markers",
-    ("05_ppo.ipynb", "signatures"): "05_ppo: the solution markers swallow the def line of my_gae",
-    ("06_grpo.ipynb", "variables"): "06_grpo: answers assigned only inside the solution markers",
-    ("07_why_rl_works.ipynb", "variables"): "07_why_rl_works: answers assigned only inside the solution markers",
-    ("08_more_effective_rl.ipynb", "variables"): "08_more_effective_rl: answers assigned only inside the markers",
-    ("09_summary.ipynb", "variables"): "09_summary: answers assigned only inside the solution markers",
 }
 
 

@@ -5,11 +5,14 @@
 - `GroupSignal`: wraps a reward to record that fraction at every training step.
 - `memory_table`: what PPO's value model costs in parameters and optimizer state, and GRPO saves.
 - `response_view` / `plot_advantages`: per-token advantages of one group, outcome vs process.
+- `expected_update` / `score_mean`: the baseline lemma E_{o~pi}[grad log pi(o)] = 0, checked exactly
+  on a small categorical policy (every group enumerated) and by sampling on the lab's transformer.
 
 Every advantage here comes from `unified_rl.advantages`; nothing re-implements the package.
 """
 
 import dataclasses
+import itertools
 import math
 
 import matplotlib.pyplot as plt
@@ -18,6 +21,7 @@ import torch
 from unified_rl import advantages
 from unified_rl.course.plots import draw_coefficients
 from unified_rl.models import ValueModel
+from unified_rl.sampling import sample, token_logp
 
 
 def zero_signal_exact(correct, group_size):
@@ -132,3 +136,45 @@ def plot_advantages(tokenizer, rollout, panels, rows=None):
     axes[0, 0].set_yticks(range(len(rows)), labels, fontsize=7, family="monospace")
     fig.colorbar(im, ax=axes[0].tolist(), shrink=0.8)
     return fig
+
+
+def expected_update(logits, rewards, group_size, advantage=None):
+    """E over every group of G i.i.d. draws from softmax(logits) of (1/G) sum_i A_i grad_logits log pi(o_i).
+
+    Exact: all V^G groups are enumerated. rewards: (V,) the reward of each answer. advantage(r, G)
+    turns a group's rewards into A (e.g. `advantages.group_centred`); None uses the raw reward
+    (REINFORCE), whose expectation is the true gradient of E[r]. Returns (V,).
+    """
+    z = torch.as_tensor(logits, dtype=torch.float64).detach().requires_grad_()
+    r = torch.as_tensor(rewards, dtype=torch.float64)
+    V, G = len(z), group_size
+    if r.shape != (V,) or G < 1 or V ** G > 200_000:
+        raise ValueError(f"need one reward per answer and V^G <= 200000 groups, got {tuple(r.shape)}, V={V}, G={G}")
+    logp = z.log_softmax(-1)  # (V,)
+    p = logp.detach().exp()
+    groups = torch.tensor(list(itertools.product(range(V), repeat=G)))  # (V^G, G): every group
+    weight = p[groups].prod(-1)  # (V^G,) probability of each group
+    rg = r[groups]  # (V^G, G)
+    adv = rg if advantage is None else advantage(rg.reshape(-1), G).view(-1, G).double()
+    surrogate = (weight[:, None] * adv * logp[groups]).sum() / G  # weights and A held fixed
+    return torch.autograd.grad(surrogate, z)[0]
+
+
+def score_mean(policy, tokenizer, problem, n=256, singles=8, seed=0):
+    """Sample n answers to one question from the policy (temperature 1) and return
+    (|| mean_i grad_theta log pi(o_i) ||, mean of || grad_theta log pi(o_i) || over `singles` answers).
+
+    E_{o~pi}[grad log pi(o)] = 0, so the first shrinks like 1/sqrt(n) while each term stays large.
+    """
+    torch.manual_seed(seed)
+    r = sample(policy, tokenizer, [problem], group_size=n, temperature=1.0)
+    params = [q for q in policy.parameters() if q.requires_grad]
+
+    def grad_norm(rows):
+        seq = (token_logp(policy, r.input_ids[rows], r.attention_mask[rows]) * r.mask[rows]).sum(-1)  # (b,)
+        g = torch.autograd.grad(seq.mean(), params)
+        return torch.cat([x.flatten() for x in g]).norm().item()
+
+    mean_norm = grad_norm(slice(None))
+    single = sum(grad_norm(slice(i, i + 1)) for i in range(singles)) / singles
+    return mean_norm, single

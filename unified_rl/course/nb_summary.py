@@ -1,8 +1,9 @@
-"""Helpers for notebook 09 (the summary): the GC table of every method, built from the package.
+"""Helpers for notebook 09 (the summary): the GC table of DeepSeekMath's methods, built from the package.
 
-`gc_rows` reads each `Method` of `unified_rl.methods.METHODS` (data source, reward, advantage,
-critic) and the sympy derivation of its objective in `unified_rl.derivations`, so the table can
-never drift from the code that trains. `markdown_table` renders rows for `IPython.display.Markdown`.
+`gc_rows` reads each of the paper's `Method`s in `unified_rl.methods.METHODS` (data source, reward,
+advantage, critic) and the sympy derivation of its objective in `unified_rl.derivations`, so the
+table can never drift from the code that trains. (The methods after the paper have their own
+tables in notebooks 10 and 11.) `markdown_table` renders rows for `IPython.display.Markdown`.
 """
 
 import sympy as sp
@@ -10,7 +11,7 @@ import sympy as sp
 from unified_rl import data, derivations
 from unified_rl.methods import METHODS
 
-# method name in unified_rl.methods -> its derivation in unified_rl.derivations
+# each method of the paper's appendix A.1 (and §4.1.3's process supervision) -> its derivation
 DERIVATION = {"sft": "sft", "rft": "rft", "online-rft": "online_rft", "dpo": "dpo", "ppo": "ppo",
               "grpo": "grpo", "grpo-process": "grpo"}
 
@@ -42,9 +43,13 @@ def gc_latex(name):
 
 
 def gc_rows(names=None, check=True):
-    """One dict per method: name, equations, data source, reward, advantage, critic, GC, sympy check."""
+    """One dict per method (default: the paper's, in DERIVATION): name, equations, data source, reward,
+    advantage, critic, GC, sympy check."""
+    unknown = sorted(set(names or ()) - set(DERIVATION))
+    if unknown:
+        raise ValueError(f"no derivation of the paper for {unknown}; choose from {list(DERIVATION)}")
     rows = []
-    for name in names or METHODS:
+    for name in names or DERIVATION:
         m = METHODS[name]
         d = derivations.derive(DERIVATION[name], n_tokens=1)
         rows.append({"method": name, "equations": d.equations if name != "grpo-process" else "§4.1.3, eq 21",

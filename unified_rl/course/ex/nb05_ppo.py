@@ -1,6 +1,6 @@
 """Exercises of course/05_ppo.ipynb: PPO's coefficient (eq 15-18) and GAE, derived, implemented, predicted.
 
-In the notebook:  from unified_rl.course.ex.nb05_ppo import q1, q2, q3, q4
+In the notebook:  from unified_rl.course.ex.nb05_ppo import q1, q2, q3, q4, q5
 Each exercise names the notebook variable it reads and carries its solution and plausible wrong
 answers (tests/test_exercises.py runs every checker on them). References are the package's own
 functions (`coefficients.ppo`, `advantages.gae`), never a copy.
@@ -135,3 +135,89 @@ q4 = ValueExercise(
     wrong=[0.0, -1.0, -1.2, 1.3],  # clipped to 0; eq 18 on-policy; clip(r) * A; wrong sign
 )
 
+
+
+# q5 (implementation): the exact clipped coefficient of eq 15, against coefficients.ppo, checked by
+# its gradient too (log-probs that require grad; eq 5's surrogate backpropagated without its detach).
+def _ppo_gc_solution(adv, mask, logp, logp_old, clip_eps):
+    ratio = torch.exp(logp - logp_old)  # (B, T): pi_theta / pi_old
+    clipped = ((adv > 0) & (ratio > 1 + clip_eps)) | ((adv < 0) & (ratio < 1 - clip_eps))  # moved far enough
+    return (ratio * adv * (~clipped) * mask).detach()
+
+
+def _printed_a(adv, mask, logp, logp_old, clip_eps):
+    """Eq 18 as printed: right only at pi_theta = pi_old."""
+    return (adv * mask).detach()
+
+
+def _clip_both_sides(adv, mask, logp, logp_old, clip_eps):
+    """0 whenever the ratio left the range, whichever way: also stops tokens that moved the wrong way."""
+    ratio = torch.exp(logp - logp_old)
+    outside = (ratio - 1).abs() > clip_eps
+    return (ratio * adv * (~outside) * mask).detach()
+
+
+def _clipped_ratio(adv, mask, logp, logp_old, clip_eps):
+    """clip(r) * A: the clipped term's value, not its derivative."""
+    ratio = torch.exp(logp - logp_old)
+    return (ratio.clamp(1 - clip_eps, 1 + clip_eps) * adv * mask).detach()
+
+
+def _sides_swapped(adv, mask, logp, logp_old, clip_eps):
+    """Stops A > 0 below the range and A < 0 above it: the pessimistic bound read backwards."""
+    ratio = torch.exp(logp - logp_old)
+    clipped = ((adv > 0) & (ratio < 1 - clip_eps)) | ((adv < 0) & (ratio > 1 + clip_eps))
+    return (ratio * adv * (~clipped) * mask).detach()
+
+
+def _sign_flipped(adv, mask, logp, logp_old, clip_eps):
+    return -_ppo_gc_solution(adv, mask, logp, logp_old, clip_eps)
+
+
+def _per_token_share(adv, mask, logp, logp_old, clip_eps):
+    """Divides by |o|: eq 5's surrogate already averages over the response's tokens."""
+    return _ppo_gc_solution(adv, mask, logp, logp_old, clip_eps) / mask.sum(-1, keepdim=True)
+
+
+def _not_detached(adv, mask, logp, logp_old, clip_eps):
+    """The right values, but r = exp(logp - logp_old) keeps its graph: autograd differentiates it again."""
+    ratio = torch.exp(logp - logp_old)
+    clipped = ((adv > 0) & (ratio > 1 + clip_eps)) | ((adv < 0) & (ratio < 1 - clip_eps))
+    return ratio * adv * (~clipped) * mask
+
+
+def _ppo_inputs(gen, B=4, T=6):
+    lens = torch.randint(1, T + 1, (B,), generator=gen)
+    mask = (torch.arange(T)[None] < lens[:, None]).float()  # (B, T), ragged
+    logp = -2 * torch.rand(B, T, generator=gen)
+    return {"adv": torch.randn(B, T, generator=gen) * mask, "mask": mask, "logp": logp,
+            "logp_old": logp + 0.4 * torch.randn(B, T, generator=gen),  # ratios on both sides of the range
+            "clip_eps": 0.2}
+
+
+def _on_policy(gen):
+    kw = _ppo_inputs(gen)
+    return {**kw, "logp_old": kw["logp"].clone()}  # pi_theta = pi_old: eq 18's A_t
+
+
+def _one_token_each(ratios, signs):
+    r = torch.tensor(ratios)[:, None]
+    return {"adv": torch.tensor(signs, dtype=torch.float32)[:, None], "mask": torch.ones(len(ratios), 1),
+            "logp": r.log(), "logp_old": torch.zeros(len(ratios), 1), "clip_eps": 0.2}
+
+
+q5 = FunctionExercise(
+    coefficients.ppo,
+    cases={"on-policy (ratio 1)": _on_policy,
+           "one token in each region of the table": _one_token_each([0.7, 1.1, 1.3, 0.7, 0.9, 1.3],
+                                                                    [1.0, 1.0, 1.0, -1.0, -1.0, -1.0])},
+    random_inputs=_ppo_inputs, detached=True, var="my_ppo_gc",
+    title="Q5: implement the exact clipped coefficient of eq 15",
+    hint=["`ratio = torch.exp(logp - logp_old)`; the coefficient is `ratio * adv`, except 0 where the token has "
+          "moved more than `clip_eps` in the direction its advantage asks for.",
+          "That is `(adv > 0) & (ratio > 1 + clip_eps)` or `(adv < 0) & (ratio < 1 - clip_eps)`. Multiply by the "
+          "mask and return it detached: the checker backpropagates eq 5's surrogate through your coefficient."],
+    solution_value=_ppo_gc_solution,
+    wrong=[_printed_a, _clip_both_sides, _clipped_ratio, _sides_swapped, _sign_flipped, _per_token_share,
+           _not_detached],
+)

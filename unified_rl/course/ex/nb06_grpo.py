@@ -1,7 +1,8 @@
 """Exercises of notebook 06 (GRPO, eq 19-21): the KL term's coefficient, eq 21 itself, the chance
-that a group carries no signal, and the value of GRPO's objective at pi_theta = pi_old.
+that a group carries no signal, the value of GRPO's objective at pi_theta = pi_old, and what the
+group-mean baseline does to the expected gradient.
 
-In the notebook:  from unified_rl.course.ex.nb06_grpo import q1, q2, q3, q4
+In the notebook:  from unified_rl.course.ex.nb06_grpo import q1, q2, q3, q4, q5
 """
 
 import sympy
@@ -56,6 +57,31 @@ def _not_detached(rewards, group_size, logp, logp_ref, mask, beta):
     return (adv + beta * (torch.exp(logp_ref - logp) - 1)) * mask
 
 
+def _population_std(rewards, group_size, logp, logp_ref, mask, beta):
+    """torch.std(unbiased=False): divides by G, not G - 1."""
+    r = rewards.view(-1, group_size)
+    std = r.std(-1, unbiased=False, keepdim=True)
+    adv = torch.where(std > 0, (r - r.mean(-1, keepdim=True)) / (std + 1e-6), torch.zeros_like(r)).view(-1, 1)
+    return ((adv + beta * (torch.exp(logp_ref - logp) - 1)) * mask).detach()
+
+
+def _beta_missing(rewards, group_size, logp, logp_ref, mask, beta):
+    adv = advantages.group_relative(rewards, group_size)[:, None]
+    return ((adv + (torch.exp(logp_ref - logp) - 1)) * mask).detach()
+
+
+def _per_token_share(rewards, group_size, logp, logp_ref, mask, beta):
+    """A-hat spread over the answer's tokens (A-hat / |o|): eq 5 already averages over them."""
+    adv = advantages.group_relative(rewards, group_size)[:, None] / mask.sum(-1, keepdim=True)
+    return ((adv + beta * (torch.exp(logp_ref - logp) - 1)) * mask).detach()
+
+
+def _batch_normalised(rewards, group_size, logp, logp_ref, mask, beta):
+    """Mean and std over the whole batch instead of each group: a baseline of other questions."""
+    adv = advantages.group_relative(rewards, len(rewards))[:, None]
+    return ((adv + beta * (torch.exp(logp_ref - logp) - 1)) * mask).detach()
+
+
 def _batch(gen, n_groups, G, T=6):
     B = n_groups * G
     lengths = torch.randint(2, T + 1, (B,), generator=gen)
@@ -79,6 +105,7 @@ q2 = FunctionExercise(
     coefficients.grpo,
     cases={"one right answer in four": _case([1.0, 0.0, 0.0, 0.0], 4, 0.3),
            "an all-right group (no signal from the reward)": _case([1.0, 1.0, 1.0, 1.0], 4, -0.2),
+           "two groups, one right answer in each": _case([1.0, 0.0, 0.0, 0.0, 1.0, 0.0], 3, 0.1),
            "pi_theta = pi_ref (no KL push)": _case([0.0, 1.0, 1.0, 0.0, 1.0, 0.0], 3, 0.0)},
     random_inputs=lambda gen: _batch(gen, int(torch.randint(1, 4, (), generator=gen)),
                                      int(torch.randint(2, 6, (), generator=gen))),
@@ -86,7 +113,8 @@ q2 = FunctionExercise(
     hint=["A-hat comes from advantages.group_relative(rewards, group_size); give it a token axis with [:, None].",
           "pi_ref / pi = exp(logp_ref - logp). Multiply by the mask and return a detached tensor."],
     solution_value=_grpo_gc_solution,
-    wrong=[_kl_sign_flipped, _ratio_inverted, _mask_forgotten, _not_detached],
+    wrong=[_kl_sign_flipped, _ratio_inverted, _mask_forgotten, _not_detached, _population_std, _beta_missing,
+           _per_token_share, _batch_normalised],
 )
 
 # q3 (prediction): the chance that a group of G = 4 independent samples, each right with p = 0.25,
@@ -111,3 +139,16 @@ q4 = ValueExercise(_objective_at_start, atol=1e-6, var="objective_value",
                    hint=["At pi_theta = pi_old every ratio is 1, and at pi_theta = pi_ref the k3 penalty is 0.",
                          "What is left is the mean of A-hat over the batch; what does A-hat sum to in a group?"],
                    wrong=[0.625, 0.5, 1.5, -1.0])
+
+
+# q5 (prediction): the group mean includes the answer itself, so E[(r_i - mean) grad log pi(o_i)] is
+# (1 - 1/G) times the true gradient (notebook 06 proves it and checks it by enumerating every group).
+q5 = ValueExercise(0.75, atol=1e-6, var="baseline_factor",
+                   title="Q5: by what factor does the group-mean baseline scale the expected gradient at G = 4?",
+                   hint=["Write the mean as r_i / G plus the other answers' rewards / G. The other answers are "
+                         "independent of o_i, so E[r_j grad log pi(o_i)] = E[r_j] E[grad log pi(o_i)] = 0 for them.",
+                         "What is left is E[(r_i - r_i / G) grad log pi(o_i)]."],
+                   wrong=[1.0,    # "a baseline never changes the expected gradient": true only if it excludes o_i
+                          0.25,   # 1/G
+                          0.0,    # "the advantages sum to 0, so the expected gradient is 0"
+                          4 / 3])  # G / (G - 1): the leave-one-out rescaling, inverted

@@ -51,6 +51,17 @@ def _per_response(step_rewards, step_mask, group_size, eps=1e-6):  # normalises 
     return _process_solution(step_rewards, step_mask, 1, eps)
 
 
+def _population_std(step_rewards, step_mask, group_size, eps=1e-6):  # divides by n, not n - 1
+    B, T = step_mask.shape
+    x = step_rewards.reshape(B // group_size, group_size * T)
+    valid = step_mask.reshape(B // group_size, group_size * T)
+    n = valid.sum(-1, keepdim=True)
+    mean = (x * valid).sum(-1, keepdim=True) / n
+    std = ((((x - mean) * valid) ** 2).sum(-1, keepdim=True) / n).sqrt()
+    norm = torch.where(std > 0, (x - mean) / (std + eps), torch.zeros_like(x)) * valid
+    return norm.view(B, T).flip(-1).cumsum(-1).flip(-1)
+
+
 def _random_steps(gen):
     G = int(torch.randint(2, 5, (), generator=gen))
     n_groups = int(torch.randint(1, 3, (), generator=gen))
@@ -76,7 +87,7 @@ q2 = FunctionExercise(
           "A token's advantage is the sum of the normalised rewards of the steps that end at or after it: "
           "flip the token axis, cumsum, flip back."],
     solution_value=_process_solution,
-    wrong=[_no_sum, _forward_sum, _per_response],
+    wrong=[_no_sum, _forward_sum, _per_response, _population_std],
 )
 
 # q3 (prediction): the flip probability at which the reward says nothing about correctness.
