@@ -48,6 +48,7 @@ def test_figure7(tmp_path):
     assert len(on_disk["per_seed"][0]["sft"]["hits"]) == on_disk["budget"]["k_problems"]
     v = on_disk["verdict"]
     assert v["k"] == 4 and v["maj_at_k"]["change"].startswith("no verdict from 1 seed")  # one seed decides nothing
+    assert v["sentence"].startswith("no verdict from 1 seed(s), a verdict needs 3; RL - SFT at K = 4")
     assert on_disk["headline"]["verdict"] == v["sentence"] and _finite(on_disk["seconds"]["wall_s"])
     q = figure7.per_question(on_disk, 0)
     assert q["questions"] == 4 and 0 <= q["lost"] <= 4
@@ -179,8 +180,10 @@ def _quoted(name, h):
         return [h[f"{arm} on in-distribution"][key] for arm in ("sft", *data_source.ARMS)
                 for key in ("greedy", "Maj@32", "Pass@32")] + \
                [h[f"{arm} on harder"]["steps right (greedy)"] for arm in ("sft", *data_source.ARMS)]
-    return [h["SFT held-out accuracy (eval set)"], h["reward model held-out accuracy"], h["reward model held-out AUC"]] + \
-           [h[arm]["held-out accuracy"] for arm in reward_function.ARMS]
+    return [h["SFT held-out accuracy (eval set)"], h["reward model held-out accuracy"], h["reward model held-out AUC"],
+            h["majority-class baseline"], h["reward model AUC on its training samples"],
+            h["reward model AUC on the trained policy's samples"]] + \
+           [h[arm]["held-out accuracy"] for arm in reward_function.ARMS] + [h[arm]["CPU s"] for arm in reward_function.ARMS]
 
 
 def _skip_if_outdated(result):
@@ -231,7 +234,85 @@ def test_per_question_counts_on_the_shipped_run():
     _skip_if_outdated(full)
     seeds = [figure7.per_question(full, seed) for seed in range(3)]
     assert all(s["questions"] == 200 for s in seeds)
-    # what notebook 07 quotes: "RL solved 10, 7 and 8 of the 200 held-out questions that no SFT sample had
-    # solved, and lost 0, 1 and 1"
-    assert [s["gained"] for s in seeds] == [10, 7, 8] and [s["lost"] for s in seeds] == [0, 1, 1]
-    assert all(s["majority_right"]["rl"] > s["majority_right"]["sft"] for s in seeds)
+    # what notebook 07 quotes: "RL solved 4, 4 and 5 held-out questions that no SFT sample had solved, and
+    # lost 1, 0 and 1. Of the questions the SFT model solved in fewer than 10 % of its samples (44, 39 and
+    # 33 of them), most were solved *more* often after RL (35, 37 and 27)."
+    assert [s["gained"] for s in seeds] == [4, 4, 5] and [s["lost"] for s in seeds] == [1, 0, 1]
+    rare = [(s["sft"] > 0) & (s["sft"] < 0.1) for s in seeds]
+    assert [int(r.sum()) for r in rare] == [44, 39, 33]
+    assert [int((s["rl"][r] > s["sft"][r]).sum()) for s, r in zip(seeds, rare)] == [35, 37, 27]
+
+
+def test_the_figure7_verdict_notebook_07_states():
+    full = common.load_shipped("figure7")
+    _skip_if_outdated(full)
+    v = full["verdict"]
+    # "The SFT models' Maj@16 were 0.324, 0.396 and 0.454": mid-range, so the question can go either way
+    assert [round(x, 3) for x in v["sft_maj_per_seed"]] == [0.324, 0.396, 0.454] and v["mid_range_start"]
+    # "Maj@16 by +0.152, +0.266 and +0.207; Pass@16 by +0.064, +0.096 and +0.050": raised on every seed
+    assert [round(x, 3) for x in v["maj_at_k"]["per_seed"]] == [0.152, 0.266, 0.207]
+    assert [round(x, 3) for x in v["pass_at_k"]["per_seed"]] == [0.064, 0.096, 0.050]
+    assert v["maj_at_k"]["change"] == v["pass_at_k"]["change"] == "raised"
+    # "+0.138 at K = 1, +0.220 at K = 64 ... +0.138 at K = 1, +0.070 at K = 16, +0.018 at K = 64"
+    d = full["delta_rl_minus_sft"]
+    assert [round(d["maj_at_k"][i]["mean"], 3) for i in (0, 6)] == [0.138, 0.220]
+    assert [round(d["pass_at_k"][i]["mean"], 3) for i in (0, 4, 6)] == [0.138, 0.070, 0.018]
+    assert full["pass_at_k_rl_below_sft_from_k"] is None
+    assert full["headline"]["greedy accuracy (RL questions)"] == {"sft": "0.517 +/- 0.021", "rl": "0.762 +/- 0.069"}
+
+
+def _per_seed_diff(r, arm_a, arm_b, key, test="in-distribution", k=32):
+    """arm_a minus arm_b within each seed of the shipped data-source run, rounded as notebook 08 quotes it."""
+    i = r["k"].index(k)
+    out = []
+    for s in r["per_seed"]:
+        x, y = s[arm_a][test][key], s[arm_b][test][key]
+        out.append(round((x[i] - y[i]) if isinstance(x, list) else (x - y), 3))
+    return out
+
+
+def test_the_data_source_comparisons_notebook_08_states():
+    r = common.load_shipped("data-source")
+    _skip_if_outdated(r)
+    assert [round(s["sft"]["in-distribution"]["greedy"], 3) for s in r["per_seed"]] == [0.372, 0.358, 0.836]
+    assert _per_seed_diff(r, "unseen-questions", "sft-questions", "greedy") == [0.036, 0.09, 0.064]
+    assert _per_seed_diff(r, "unseen-questions", "sft-questions", "maj_at_k") == [-0.08, 0.07, 0.095]
+    assert _per_seed_diff(r, "unseen-questions", "sft-questions", "pass_at_k") == [-0.02, -0.01, 0.01]
+    assert _per_seed_diff(r, "harder-questions", "sft", "greedy") == [0.0, 0.0, -0.024]
+    assert _per_seed_diff(r, "harder-process", "sft", "step_accuracy", test="harder") == [0.001, 0.0, 0.01]
+    assert _per_seed_diff(r, "harder-process", "sft", "greedy") == [0.012, -0.072, -0.454]
+    assert all(s[a]["harder"]["greedy"] == 0 for s in r["per_seed"] for a in ("sft", *data_source.ARMS))
+
+
+def test_the_reward_model_story_notebook_08_tells():
+    r = common.load_shipped("reward-function")
+    _skip_if_outdated(r)
+    rm = [s["reward_model"] for s in r["per_seed"]]
+    assert all(x["val_auc"] > 0.6 for x in rm)  # it learns: clearly above chance on held-out questions
+    assert [x["train_samples"] for x in rm] == [8000] * 3
+    assert [round(x["val_right_frac"], 1) for x in rm] == [0.2, 0.2, 0.4]  # "a fifth to a third"... of the samples right
+    learned = [s["arms"]["learned"] for s in r["per_seed"]]
+    # "held-out accuracy 0.367 -> 0.449 and 0.363 -> 0.531 after 10 steps, then collapses"
+    assert [round(a["curve"]["accuracy"][i], 3) for a in learned[:2] for i in (0, 1)] == [0.367, 0.449, 0.363, 0.531]
+    assert all(a["final_accuracy"] < 0.3 for a in learned)
+    assert all(a["reward_seen"][-1] > a["reward_seen"][0] for a in learned)  # the reward it sees keeps rising
+    assert learned[0]["examples"][1][::2] == ["90+01=", "8;11;1;=118"] and learned[1]["examples"][0][::2] == ["03+61=", "5;5;=56"]
+
+
+def test_the_noisy_reward_readings_notebook_08_states():
+    r = common.load_shipped("noisy-reward")
+    _skip_if_outdated(r)
+    runs = [s["runs"] for s in r["per_seed"]]
+    assert [round(s["sft"], 3) for s in r["per_seed"]] == [0.372, 0.358, 0.836]
+    # "the SFT models' samples at temperature 1 are right 19 %, 23 % and 42 % of the time"
+    assert sorted(round(x["rft@0.0"]["true_batch_accuracy"], 2) for x in runs) == [0.19, 0.23, 0.42]
+    # the within-seed table, as printed ("-0.13 ± 0.11" ...)
+    table = {m: [common.fmt(s, 2).replace(" +/- ", " ± ") for s in r["change_vs_least_noise"][m][1:]]
+             for m in r["methods"]}
+    assert table == {"rft": ["-0.13 ± 0.11", "-0.17 ± 0.12", "-0.24 ± 0.13"],
+                     "online-rft": ["0.01 ± 0.01", "-0.09 ± 0.05", "-0.44 ± 0.18"],
+                     "dpo": ["-0.07 ± 0.04", "-0.08 ± 0.07", "-0.11 ± 0.11"],
+                     "grpo": ["0.03 ± 0.02", "-0.04 ± 0.09", "-0.23 ± 0.10"]}
+    # "online RFT ends below its SFT model on all three seeds (0.128, 0.334 and 0.618)"; GRPO on one
+    assert [round(x["online-rft@0.4"]["accuracy"], 3) for x in runs] == [0.128, 0.334, 0.618]
+    assert [round(x["grpo@0.4"]["accuracy"], 3) for x in runs] == [0.45, 0.448, 0.712]
