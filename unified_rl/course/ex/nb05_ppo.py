@@ -18,8 +18,8 @@ ell, ell_old, A = sympy.symbols("ell ell_old A", positive=True)
 q1 = ExpressionExercise(
     lambda: sympy.diff(sympy.exp(ell - ell_old) * A, ell),
     var="gc_eq16", title="Q1: the exact coefficient of eq 16",
-    hint=["For a one-token response, J = ratio * A with ratio = exp(ell - ell_old); GC = |o| dJ/d ell = dJ/d ell.",
-          "Only ell depends on theta: ell_old was computed by the sampling policy and A by GAE."],
+    hint=["For a one-token response, `J = ratio * A` with `ratio = exp(ell - ell_old)`; `GC = |o| dJ/d ell = dJ/d ell`.",
+          "Only `ell` depends on theta: `ell_old` was computed by the sampling policy and `A` by GAE."],
     solution="```python\ngc_eq16 = sympy.diff(sympy.exp(ell - ell_old) * A, ell)   # = A * exp(ell - ell_old) = r * A\n```",
     wrong=[A,  # eq 18: the value at pi_old = pi_theta only
            sympy.exp(ell - ell_old),  # the ratio without the advantage
@@ -39,8 +39,8 @@ def _gae_first_token():
 
 q2 = ExpressionExercise(
     _gae_first_token, var="adv_first_token", title="Q2: GAE for the first of two tokens",
-    hint=["delta_t = r_t + gamma V_{t+1} - V_t, with r_1 = 0, r_2 = R and V_3 = 0 (nothing after the response).",
-          "A_1 = delta_1 + gamma * lam * delta_2."],
+    hint=["`delta_t = r_t + gamma V_{t+1} - V_t`, with `r_1 = 0`, `r_2 = R` and `V_3 = 0` (nothing after the response).",
+          "`A_1 = delta_1 + gamma * lam * delta_2`."],
     solution="```python\nadv_first_token = (gamma * V2 - V1) + gamma * lam * (R - V2)\n```",
     wrong=[(gamma * V2 - V1) + lam * (R - V2),  # lambda without gamma
            (gamma * V2 - V1) + gamma * lam * (R + gamma * V2 - V2),  # bootstrapping past the end
@@ -112,8 +112,8 @@ q3 = FunctionExercise(
             "mask": torch.tensor([[1.0, 1.0, 0.0, 0.0], [1.0, 1.0, 1.0, 1.0]]), "gamma": 0.99, "lam": 0.9},
     },
     random_inputs=_gae_inputs, var="my_gae", title="Q3: implement GAE",
-    hint=["Walk the tokens backwards: delta_t = r_t + gamma V_{t+1} - V_t with V = 0 after the last "
-          "response token, then A_t = delta_t + gamma lam A_{t+1}.",
+    hint=["Walk the tokens backwards: `delta_t = r_t + gamma V_{t+1} - V_t` with `V = 0` after the last "
+          "response token, then `A_t = delta_t + gamma lam A_{t+1}`.",
           "Return (adv, returns) with returns = adv + values, both 0 off the mask."],
     solution_value=_gae_solution,
     wrong=[_gae_no_lambda, _gae_bootstraps_past_the_end, _gae_monte_carlo_returns],
@@ -130,8 +130,8 @@ def _clipped_negative():
 q4 = ValueExercise(
     _clipped_negative, atol=1e-4, var="predicted_gc",
     title="Q4: predict the clipped coefficient for A = -1 at ratio 1.3 (clip_eps = 0.2)",
-    hint=["The clip only stops the push in the direction the advantage asks for: up for A > 0, down for A < 0.",
-          "For A < 0 the term min(rA, clip(r)A) picks rA whenever r > 1 - eps: its derivative is r A."],
+    hint=["The clip only stops the push in the direction the advantage asks for: up for `A > 0`, down for `A < 0`.",
+          "For `A < 0` the term `min(rA, clip(r)A)` picks `rA` whenever `r > 1 - eps`: its derivative is `r A`."],
     wrong=[0.0, -1.0, -1.2, 1.3],  # clipped to 0; eq 18 on-policy; clip(r) * A; wrong sign
 )
 

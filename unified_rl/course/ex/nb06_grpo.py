@@ -19,8 +19,8 @@ _k3 = sympy.exp(ell_ref - ell) - (ell_ref - ell) - 1
 q1 = ExpressionExercise(
     lambda: sympy.diff(-beta * _k3, ell),
     var="kl_gc", title="Q1: derive the KL term of GRPO's coefficient",
-    hint=["Write pi_ref/pi as exp(ell_ref - ell) and differentiate -beta * k3 with sympy.diff(..., ell).",
-          "d/d ell of exp(ell_ref - ell) is -exp(ell_ref - ell); d/d ell of -(ell_ref - ell) is +1."],
+    hint=["Write `pi_ref/pi` as `exp(ell_ref - ell)` and differentiate `-beta * k3` with `sympy.diff(..., ell)`.",
+          "`d/d ell` of `exp(ell_ref - ell)` is `-exp(ell_ref - ell)`; of `-(ell_ref - ell)` it is `+1`."],
     solution="```python\nkl_gc = sympy.diff(-beta * (sympy.exp(ell_ref - ell) - (ell_ref - ell) - 1), ell)\n"
              "# = beta * (exp(ell_ref - ell) - 1) = beta * (pi_ref / pi - 1): eq 21's second term\n```",
     wrong=[-beta * (sympy.exp(ell_ref - ell) - 1),   # the derivative of +beta k3: sign flipped
@@ -110,8 +110,8 @@ q2 = FunctionExercise(
     random_inputs=lambda gen: _batch(gen, int(torch.randint(1, 4, (), generator=gen)),
                                      int(torch.randint(2, 6, (), generator=gen))),
     detached=True, var="my_grpo_gc", title="Q2: implement eq 21",
-    hint=["A-hat comes from advantages.group_relative(rewards, group_size); give it a token axis with [:, None].",
-          "pi_ref / pi = exp(logp_ref - logp). Multiply by the mask and return a detached tensor."],
+    hint=["A-hat comes from `advantages.group_relative(rewards, group_size)`; give it a token axis with `[:, None]`.",
+          "`pi_ref / pi = exp(logp_ref - logp)`. Multiply by the mask and return a detached tensor."],
     solution_value=_grpo_gc_solution,
     wrong=[_kl_sign_flipped, _ratio_inverted, _mask_forgotten, _not_detached, _population_std, _beta_missing,
            _per_token_share, _batch_normalised],
@@ -136,7 +136,7 @@ def _objective_at_start():
 
 q4 = ValueExercise(_objective_at_start, atol=1e-6, var="objective_value",
                    title="Q4: predict the value of eq 19 at pi_theta = pi_old = pi_ref",
-                   hint=["At pi_theta = pi_old every ratio is 1, and at pi_theta = pi_ref the k3 penalty is 0.",
+                   hint=["At `pi_theta = pi_old` every ratio is 1, and at `pi_theta = pi_ref` the `k3` penalty is 0.",
                          "What is left is the mean of A-hat over the batch; what does A-hat sum to in a group?"],
                    wrong=[0.625, 0.5, 1.5, -1.0])
 
@@ -145,9 +145,9 @@ q4 = ValueExercise(_objective_at_start, atol=1e-6, var="objective_value",
 # (1 - 1/G) times the true gradient (notebook 06 proves it and checks it by enumerating every group).
 q5 = ValueExercise(0.75, atol=1e-6, var="baseline_factor",
                    title="Q5: by what factor does the group-mean baseline scale the expected gradient at G = 4?",
-                   hint=["Write the mean as r_i / G plus the other answers' rewards / G. The other answers are "
-                         "independent of o_i, so E[r_j grad log pi(o_i)] = E[r_j] E[grad log pi(o_i)] = 0 for them.",
-                         "What is left is E[(r_i - r_i / G) grad log pi(o_i)]."],
+                   hint=["Write the mean as `r_i / G` plus the other answers' rewards over `G`. The other answers are "
+                         "independent of `o_i`, so `E[r_j grad log pi(o_i)] = E[r_j] E[grad log pi(o_i)] = 0` for them.",
+                         "What is left is `E[(r_i - r_i / G) grad log pi(o_i)]`."],
                    wrong=[1.0,    # "a baseline never changes the expected gradient": true only if it excludes o_i
                           0.25,   # 1/G
                           0.0,    # "the advantages sum to 0, so the expected gradient is 0"

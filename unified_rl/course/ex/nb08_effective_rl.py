@@ -82,8 +82,8 @@ q2 = FunctionExercise(
                "step_mask": torch.ones(2, 2), "group_size": 2}},
     random_inputs=_random_steps,
     var="my_process_advantage", title="Q2: process-supervised advantages",
-    hint=["Put every step reward of a group in one row (reshape to (n_groups, group_size * T)) and normalise "
-          "with the mean and the sample std over the scored entries only (step_mask); 0 if they are all equal.",
+    hint=["Put every step reward of a group in one row (reshape to `(n_groups, group_size * T)`) and normalise "
+          "with the mean and the sample std over the scored entries only (`step_mask`); 0 if they are all equal.",
           "A token's advantage is the sum of the normalised rewards of the steps that end at or after it: "
           "flip the token axis, cumsum, flip back."],
     solution_value=_process_solution,
