@@ -155,6 +155,7 @@ def test_powers_of_two():
         common.powers_of_two(0)
 
 
+@pytest.mark.slow
 def test_cli_reproduce(tmp_path):
     env = dict(os.environ, OMP_NUM_THREADS="1")
     p = subprocess.run([sys.executable, "-m", "unified_rl", "reproduce", "figure7", "--preset", "tiny", "--seeds", "1",
