@@ -21,9 +21,23 @@ def _main(ex):
     return name
 
 
+def _assert_usable_tracks(ex):
+    """A long description would squeeze the track to nothing: it becomes a label line instead."""
+    for name, c in ex.controls.items():
+        if isinstance(c, (W.FloatSlider, W.IntSlider)):
+            assert len(c.description) <= xp.SHORT, (name, c.description)
+        if isinstance(c, W.Dropdown):
+            assert c.style.description_width == xp.DESCRIPTION_WIDTH
+    labels = [x.children[0].value for x in _walk(ex) if isinstance(x, W.VBox) and x.children
+              and isinstance(x.children[0], W.HTML) and x.children[0].value.startswith("<small>")]
+    wanted = [c.url_label for c in ex.controls.values() if getattr(c, "url_label", None)]
+    assert all(any(html_escape(lbl) in got for got in labels) for lbl in wanted)
+
+
 @pytest.mark.parametrize("make", EXPLORERS, ids=lambda f: f.__name__)
 def test_main_control_changes_the_output(make):
     ex = make()
+    _assert_usable_tracks(ex)
     assert isinstance(ex, W.VBox) and ex.error is None
     assert w.OUTPUT in ex.output._dom_classes and ex.output in ex.children
     c = ex.controls[_main(ex)]
@@ -150,21 +164,6 @@ def test_sft_length_coefficient():
     with ex.hold():
         ex.controls["alpha"].value, ex.controls["n_long"].value = 0.5, 3
     assert ex.data["gc"].sum().item() == pytest.approx(4.0)  # B |o_i|^a / sum_j |o_j|^a sums to B
-
-
-@pytest.mark.parametrize("make", EXPLORERS, ids=lambda f: f.__name__)
-def test_every_slider_keeps_a_usable_track(make):
-    """A long description would squeeze the track to nothing: it becomes a label line instead."""
-    ex = make()
-    for name, c in ex.controls.items():
-        if isinstance(c, (W.FloatSlider, W.IntSlider)):
-            assert len(c.description) <= xp.SHORT, (name, c.description)
-        if isinstance(c, W.Dropdown):
-            assert c.style.description_width == xp.DESCRIPTION_WIDTH
-    labels = [x.children[0].value for x in _walk(ex) if isinstance(x, W.VBox) and x.children
-              and isinstance(x.children[0], W.HTML) and x.children[0].value.startswith("<small>")]
-    wanted = [c.url_label for c in ex.controls.values() if getattr(c, "url_label", None)]
-    assert all(any(html_escape(lbl) in got for got in labels) for lbl in wanted)
 
 
 def _walk(widget):
