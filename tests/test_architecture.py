@@ -93,8 +93,6 @@ def test_the_trainer_and_experiments_import_no_course_helpers():
             assert not heavy, f"{start} imports {sorted(heavy)}"
 
 
-@pytest.mark.xfail(strict=False, reason="experiments.figure7 imports course.plots and experiments.preference_family "
-                   "course.nb_dpo (each to be moved into its experiment)")
 def test_the_experiments_import_no_course_helpers():
     g = graph()
     for name in [n for n in g if top(n) == "experiments"]:
@@ -102,8 +100,6 @@ def test_the_experiments_import_no_course_helpers():
         assert not course, f"{name} imports {course}: an experiment's plot belongs in the experiment"
 
 
-@pytest.mark.xfail(strict=False, reason="models.train_reward_model imports sampling, which imports models "
-                   "(the reward model is moving to its own module)")
 def test_no_import_cycles():
     g = graph()
     cycles = set()

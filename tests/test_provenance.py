@@ -62,14 +62,11 @@ def test_a_damaged_cached_result_falls_back_to_the_shipped_one(private_cache, ca
 def test_the_shipped_results_carry_provenance():
     for name in ("figure7", "data-source", "noisy-reward", "reward-function"):
         shipped = common.load_shipped(name)
-        if "provenance" not in shipped:
-            pytest.xfail(f"{name}'s shipped result predates provenance records (regenerated separately)")
+        assert "provenance" in shipped, f"{name}'s shipped result has no provenance record"
         assert set(shipped["provenance"]) >= KEYS - {"uncommitted_changes"}
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(strict=False, reason="the shipped results were made before the current pinned versions: "
-                   "today's SFT model of seed 0 scores 0.372, the shipped one 0.442; they are being regenerated")
 def test_one_seed_of_one_shipped_arm_reproduces():
     """noisy-reward, seed 0, online RFT at 0 % flips: SFT, 30 RL steps, held-out greedy accuracy."""
     shipped = common.load_shipped("noisy-reward")

@@ -7,7 +7,6 @@ import itertools
 import pytest
 import torch
 
-from unified_rl import models
 from unified_rl.models import ModelConfig, build_policy
 from unified_rl.reward_model import RewardModel, auc, train_reward_model
 from unified_rl.sampling import rollout_from_texts
@@ -35,12 +34,6 @@ def off_by_one(problems):
     digit off by one (wrong); telling them apart means comparing the answer with the column sums."""
     texts = [p.solution for p in problems] + [p.solution[:-1] + str((int(p.answer[-1]) + 1) % 10) for p in problems]
     return list(problems) * 2, texts, [1.0] * len(problems) + [0.0] * len(problems)
-
-
-def test_models_still_exports_the_reward_model():
-    assert models.RewardModel is RewardModel and models.train_reward_model is train_reward_model
-    with pytest.raises(AttributeError):
-        models.NoSuchModel
 
 
 def test_reward_model_reads_last_real_token(tok, batch, tmp_path):

@@ -2,9 +2,9 @@
 
 The policy is a plain `transformers.GPT2LMHeadModel` (nothing downloaded), so it saves and loads
 with `save_pretrained` / `from_pretrained`, and `load_policy` accepts any causal LM path instead.
-`ValueModel` (PPO's critic, DeepSeekMath eq 15-18) and `RewardModel` (§4.1.2's learned reward)
-are a transformer backbone with a linear head; they save the backbone with `save_pretrained`
-and the head beside it.
+`ValueModel` (PPO's critic, DeepSeekMath eq 15-18) and `reward_model.RewardModel` (§4.1.2's learned
+reward) are a transformer backbone with a linear head (`_ScalarHeadModel`); they save the backbone
+with `save_pretrained` and the head beside it.
 References: https://huggingface.co/docs/transformers/model_doc/gpt2
 """
 
@@ -169,11 +169,3 @@ class ValueModel(_ScalarHeadModel):
     def forward(self, input_ids, attention_mask) -> torch.Tensor:
         """(B, L) values."""
         return self.per_position(input_ids, attention_mask)
-
-
-def __getattr__(name):
-    """`RewardModel` and `train_reward_model` live in `reward_model`; imported from here on first use."""
-    if name in ("RewardModel", "train_reward_model"):
-        from . import reward_model
-        return getattr(reward_model, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

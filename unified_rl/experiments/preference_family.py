@@ -10,7 +10,7 @@ learning rate, shows what DPO does where IPO still holds.
 Measured: held-out greedy accuracy (all n_test questions) at the end and every `eval_every` steps
 (the trainer's 256), and, on a fixed set of pairs drawn before training, the mean per-token
 log-probs of the chosen and the rejected answers and their log-ratios x+, x- to the SFT model
-(`course.nb_dpo.pair_summary`): does the chosen answer's log-prob fall while the margin grows?
+(`experiments.pair_probe.pair_summary`): does the chosen answer's log-prob fall while the margin grows?
 And why, through the GC (`gradient_alignment`): DPO's GC is +c on the chosen and -c on the
 rejected tokens, so a step moves x+ by c (grad x+ . grad x+ - grad x+ . grad x-) summed over the
 batch; x+ falls once the gradients of x+ and x- are aligned enough (Razin et al. 2024, arXiv
@@ -25,7 +25,7 @@ import matplotlib.pyplot as plt
 import torch
 
 from .. import coefficients as C
-from ..course import nb_dpo
+from . import pair_probe
 from ..data import PreferencePairs
 from ..evaluation import greedy_accuracy
 from ..methods import METHODS
@@ -147,10 +147,10 @@ def run(preset="auto", out="results", seeds=3, progress=True, **budget):
         for arm in b.arms:
             t = common.Clock()
             method, settings = arm_method(arm, _labels(b, seed))
-            probed, history = nb_dpo.probed(method, pairs, every=b.probe_every)
+            probed, history = pair_probe.probed(method, pairs, every=b.probe_every)
             r = train(probed, lab=common.lab_on(preset, seed, init), steps=b.steps, seed=seed,
                       progress=progress, eval_every=b.eval_every, **settings)
-            history.append(nb_dpo.pair_summary(r.policy, lab.ref, pairs, preset.rl.dpo_beta, step=b.steps))
+            history.append(pair_probe.pair_summary(r.policy, lab.ref, pairs, preset.rl.dpo_beta, step=b.steps))
             row["arms"][arm] = {
                 "accuracy": greedy_accuracy(r.policy, r.tokenizer, test),
                 "curve": [[m["step"], m["eval_accuracy"]] for m in r.metrics if "eval_accuracy" in m],
