@@ -24,7 +24,6 @@ def _cells(nb, tag):
     return [c for c in nb.cells if tag in c.get("metadata", {}).get("tags", [])]
 
 
-@pytest.mark.xfail(strict=False, reason="notebooks not yet stamped; run scripts/colab.py")
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=os.path.basename)
 def test_notebook_has_colab_link_and_install_cell(path):
     nb = nbformat.read(path, as_version=4)
