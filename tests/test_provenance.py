@@ -3,6 +3,7 @@ a damaged one falls back to the shipped run, and the current code reproduces one
 
 import json
 import os
+import sys
 
 import pytest
 
@@ -34,8 +35,9 @@ def test_every_written_result_carries_its_provenance(tmp_path, private_cache):
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
-    fig, _ = plt.subplots()
-    common.write_result("demo", str(tmp_path / "out"), {"headline": {"x": 1}}, fig, cache_key="cpu")
+    common.write_result("demo", str(tmp_path / "out"), {"headline": {"x": 1}}, lambda r: plt.subplots()[0],
+                        cache_key="cpu")
+    assert (tmp_path / "out" / "demo.png").stat().st_size > 0
     written = json.load(open(tmp_path / "out" / "demo.json"))
     assert set(written["provenance"]) == KEYS
     assert json.load(open(common.cached_result_path("demo", "cpu")))["provenance"] == written["provenance"]
@@ -82,3 +84,11 @@ def test_one_seed_of_one_shipped_arm_reproduces():
            "seen_reward": sum(m["reward"] for m in r.metrics[-5:]) / 5, "kl_last": r.metrics[-1]["kl"]}
     for key, value in got.items():
         assert value == pytest.approx(want["runs"][arm][key], rel=1e-6, abs=1e-9), key
+
+
+def test_without_matplotlib_the_result_is_written_and_the_figure_skipped(tmp_path, monkeypatch, capsys):
+    monkeypatch.setitem(sys.modules, "matplotlib.pyplot", None)  # import fails, as on a core-only install
+    common.write_result("demo", str(tmp_path / "out"), {"headline": {"x": 1}}, lambda r: 1 / 0)
+    assert json.load(open(tmp_path / "out" / "demo.json"))["headline"] == {"x": 1}
+    assert not (tmp_path / "out" / "demo.png").exists()
+    assert "matplotlib is not installed" in capsys.readouterr().err

@@ -143,8 +143,11 @@ def cli(*args, env=None):
 def test_cli_help_and_one_line_errors():
     assert "python -m unified_rl train" in cli("--help").stdout
     listing = cli("methods").stdout.splitlines()
-    assert len(listing) == len(METHODS) and "dpo           data=PreferencePairs " in listing[3]
-    assert all(f"paper={m.paper}" in line for m, line in zip(METHODS.values(), listing))
+    assert listing[0].split() == ["method", "data", "source", "reward", "GC", "paper"]
+    rows = listing[1::2]  # each method's line; the line below it says what the method does
+    assert len(rows) == len(METHODS) and rows[3].split()[:4] == ["dpo", "PreferencePairs", "RuleReward", "dpo_gc"]
+    assert all(line.startswith(m.name + " ") and line.endswith(m.paper) and m.summary in more
+               for m, line, more in zip(METHODS.values(), rows, listing[2::2]))
     assert "<lambda>" not in "".join(listing)
     bad = cli("train", "sftt", "--out", "x")
     assert bad.returncode == 2 and len(bad.stderr.strip().splitlines()) == 1 and "invalid choice" in bad.stderr

@@ -103,10 +103,13 @@ def _name(obj):
 
 def cmd_methods(args):
     from .methods import METHODS
-    for m in METHODS.values():
-        reward = _name(m.reward) if m.reward else "human selection"
-        print(f"{m.name:13s} data={_name(m.data_source):20s} reward={reward:14s} "
-              f"GC={_name(m.coefficient):9s} paper={m.paper}  ({m.summary})")
+    rows = [(m.name, _name(m.data_source), _name(m.reward) if m.reward else "human selection",
+             _name(m.coefficient), m.paper, m.summary) for m in METHODS.values()]
+    head = ("method", "data source", "reward", "GC", "paper")
+    widths = [max(len(r[i]) for r in rows + [head]) for i in range(4)]
+    print("  ".join(h.ljust(w) for h, w in zip(head, widths)) + "  paper")
+    for r in rows:  # one aligned line per method, then what it does
+        print("  ".join(c.ljust(w) for c, w in zip(r, widths)) + f"  {r[4]}\n{'':{widths[0]}}  {r[5]}")
 
 
 def cmd_train(args):
@@ -165,6 +168,8 @@ def main(argv=None):
     hub_logging.set_verbosity_error()  # an unreachable hub is reported once, below, not per retry
     try:
         COMMANDS[args.command](args)
+    except BrokenPipeError:  # `... | head` closed the pipe: not an error of ours
+        sys.stderr.close()
     except ValueError as e:  # bad input found past argparse: one line, no traceback
         sys.exit(f"python -m unified_rl {args.command}: error: {e}")
     except OSError as e:  # a full disk, a folder we may not write

@@ -175,22 +175,28 @@ def provenance():
             "command": _command()}
 
 
-def write_result(name, out, result, fig, cache_key=None):
-    """OUT/NAME.json (with its provenance) and OUT/NAME.png; with cache_key, a copy of the JSON in the
-    cache for the notebooks, under the code version that made it."""
-    import matplotlib.pyplot as plt
-
+def write_result(name, out, result, plot, cache_key=None):
+    """OUT/NAME.json (with its provenance) and OUT/NAME.png drawn by plot(result); with cache_key, a
+    copy of the JSON in the cache for the notebooks, under the code version that made it. Without
+    matplotlib (a core-only install) the figure is skipped with a message; the JSON is the result."""
     result.setdefault("provenance", provenance())
     os.makedirs(out, exist_ok=True)
     with open(os.path.join(out, f"{name}.json"), "w") as f:
         json.dump(result, f, indent=2)
-    fig.savefig(os.path.join(out, f"{name}.png"), dpi=120, bbox_inches="tight")
-    plt.close(fig)
     if cache_key:
         path = cached_result_path(name, cache_key)
         os.makedirs(os.path.dirname(path), exist_ok=True)
         with open(path, "w") as f:
             json.dump(result, f, indent=2)
+    try:
+        import matplotlib.pyplot as plt
+    except ImportError:
+        print(f"{name}.png not drawn: matplotlib is not installed (pip install 'unified_rl[course]')",
+              file=sys.stderr)
+        return
+    fig = plot(result)
+    fig.savefig(os.path.join(out, f"{name}.png"), dpi=120, bbox_inches="tight")
+    plt.close(fig)
 
 
 def cached_result_path(name, cache_key):

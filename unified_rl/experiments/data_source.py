@@ -19,7 +19,6 @@ Pass@K / Maj@K at temperature 0.7.
 from dataclasses import asdict, dataclass
 from typing import Optional
 
-import matplotlib.pyplot as plt
 import numpy as np
 import torch
 
@@ -125,7 +124,7 @@ def run(preset="auto", out="results", seeds=3, progress=True, **budget):
                 f"(SFT {row['sft']['harder']['greedy']:.3f}) ({t.read()['wall_s']} s)")
         per_seed.append(row)
     result = summarise(per_seed, preset, b, seeds, clock.read(), common.powers_of_two(b.samples))
-    common.write_result("data-source", out, result, plot(result), cache_key=None if budget else preset.name)
+    common.write_result("data-source", out, result, plot, cache_key=None if budget else preset.name)
     return result
 
 
@@ -157,6 +156,7 @@ def summarise(per_seed, preset, b, seeds, seconds, ks):
 def plot(result):
     """Top: Maj@K and Pass@K on the in-distribution test, one line per pool. Bottom: greedy accuracy
     and the fraction of column-sum steps right, per model, on both test sets (bars: mean; ticks: ± std)."""
+    import matplotlib.pyplot as plt  # here, not at the top: running an experiment needs no matplotlib
     k = result["k"]
     models = ("sft", *ARMS)
     fig, axes = plt.subplots(2, 2, figsize=(8.5, 5.8))

@@ -109,7 +109,7 @@ def run(preset="auto", out="results", seeds=3, progress=True, **budget):
             f"Pass@{b.headline_k} {x['sft']['pass_at_k'][i]:.3f} -> {x['rl']['pass_at_k'][i]:.3f} ({x['wall_s']} s)")
     result = summarise(ks, per_seed, preset, b, seeds, clock.read())
     key = preset.name if not budget else None  # only the full run is what the notebook may load
-    common.write_result("figure7", out, result, plot(result), cache_key=key)
+    common.write_result("figure7", out, result, plot, cache_key=key)
     return result
 
 

@@ -12,7 +12,6 @@ by the noisy reward (a flipped label can make the wrong answer the "chosen" one)
 from dataclasses import asdict, dataclass, replace
 from typing import Optional
 
-import matplotlib.pyplot as plt
 import numpy as np
 
 from ..data import PreferencePairs
@@ -94,7 +93,7 @@ def run(preset="auto", out="results", seeds=3, progress=True, **budget):
                     f"(SFT {row['sft']:.3f}) ({t.read()['wall_s']} s)")
         per_seed.append(row)
     result = summarise(per_seed, preset, b, seeds, clock.read())
-    common.write_result("noisy-reward", out, result, plot(result), cache_key=None if budget else preset.name)
+    common.write_result("noisy-reward", out, result, plot, cache_key=None if budget else preset.name)
     return result
 
 
@@ -119,6 +118,7 @@ def summarise(per_seed, preset, b, seeds, seconds):
 
 def plot(result):
     """Held-out accuracy against the flip probability, one line per method; the SFT model dashed."""
+    import matplotlib.pyplot as plt  # here, not at the top: running an experiment needs no matplotlib
     ps = result["flip_probs"]
     fig, axes = plt.subplots(1, 2, figsize=(8, 3.2))
     for i, name in enumerate(result["methods"]):

@@ -4,14 +4,13 @@ Each function returns a matplotlib Figure and leaves showing it to the caller.
 References: DeepSeekMath (arXiv 2402.03300) Figure 7 for `plot_pass_maj`.
 """
 
-import matplotlib.pyplot as plt
-
 
 def plot_pass_maj(k, curves, title=None):
     """Pass@K and Maj@K against K on a log2 axis, two panels, as in DeepSeekMath Figure 7.
 
     curves: {name: {"pass_at_k": [...], "maj_at_k": [...]}}, each list aligned with k.
     """
+    import matplotlib.pyplot as plt  # here, not at the top: running an experiment needs no matplotlib
     k = [int(v) for v in k]
     if not k or any(v < 1 for v in k):
         raise ValueError(f"k must be a non-empty list of positive ints, got {k}")

@@ -17,7 +17,6 @@ the length of right and wrong answers sampled from the final policy; how often t
 from dataclasses import asdict, dataclass
 from typing import Optional
 
-import matplotlib.pyplot as plt
 import numpy as np
 import torch
 
@@ -124,7 +123,7 @@ def run(preset="auto", out="results", seeds=3, progress=True, **budget):
                 f"length {res['response_len'][0]:.2f} -> {res['response_len'][-1]:.2f} ({res['wall_s']} s)")
         per_seed.append(row)
     result = summarise(per_seed, preset, b, seeds, clock.read())
-    common.write_result("policy-family", out, result, plot(result), cache_key=None if budget else preset.name)
+    common.write_result("policy-family", out, result, plot, cache_key=None if budget else preset.name)
     return result
 
 
@@ -174,6 +173,7 @@ def summarise(per_seed, preset, b, seeds, seconds):
 def plot(result, window=10):
     """Left: each arm's held-out accuracy minus GRPO's on the same seed (dots: seeds; bar: mean +- std).
     Right: the mean response length over training, a rolling mean over `window` steps."""
+    import matplotlib.pyplot as plt  # here, not at the top: running an experiment needs no matplotlib
     labels = result["arms"]
     fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(10, 3.6))
     base = np.array([s["runs"]["grpo"]["accuracy"] for s in result["per_seed"]]) if "grpo" in labels else None

@@ -21,7 +21,6 @@ import dataclasses
 import random
 from dataclasses import asdict, dataclass
 
-import matplotlib.pyplot as plt
 import torch
 
 from .. import coefficients as C
@@ -162,7 +161,7 @@ def run(preset="auto", out="results", seeds=3, progress=True, **budget):
                 f"rejected x- {history[-1]['x_rejected']:+.3f} ({t.read()['wall_s']} s)")
         per_seed.append(row)
     result = summarise(per_seed, preset, b, seeds, clock.read())
-    common.write_result("preference-family", out, result, plot(result), cache_key=None if budget else preset.name)
+    common.write_result("preference-family", out, result, plot, cache_key=None if budget else preset.name)
     return result
 
 
@@ -202,6 +201,7 @@ def summarise(per_seed, preset, b, seeds, seconds):
 def plot(result):
     """Held-out accuracy over training, the chosen and rejected log-ratios x+, x- on the fixed pairs,
     and each arm's final accuracy (mean and spread over seeds)."""
+    import matplotlib.pyplot as plt  # here, not at the top: running an experiment needs no matplotlib
     arms = list(result["arms"])
     fig, axes = plt.subplots(1, 3, figsize=(13, 3.6))
     for i, a in enumerate(arms):

@@ -20,7 +20,6 @@ seconds much less so). Held-out greedy accuracy is measured every `eval_every` s
 from dataclasses import asdict, dataclass, replace
 from typing import Optional
 
-import matplotlib.pyplot as plt
 import numpy as np
 import torch
 
@@ -157,7 +156,7 @@ def run(preset="auto", out="results", seeds=3, progress=True, **budget):
                 f"{cpu:.0f} CPU s ({cost['wall_s']} s wall)")
         per_seed.append(row)
     result = summarise(per_seed, preset, b, seeds, clock.read())
-    common.write_result("reward-function", out, result, plot(result), cache_key=None if budget else preset.name)
+    common.write_result("reward-function", out, result, plot, cache_key=None if budget else preset.name)
     return result
 
 
@@ -203,6 +202,7 @@ def _fmt_known(s):
 
 def plot(result):
     """Held-out accuracy against samples drawn and against seconds; reward seen vs truth while training."""
+    import matplotlib.pyplot as plt  # here, not at the top: running an experiment needs no matplotlib
     fig, axes = plt.subplots(1, 3, figsize=(11, 3.2))
     for i, arm in enumerate(result["arms"]):
         c, s = result["curve"][arm], result["curve_spread"][arm]
