@@ -16,7 +16,7 @@ $(VENV)/.core: pyproject.toml constraints.txt
 	@$(PY) -c 'import sys; v = sys.version_info; sys.exit(0 if v >= (3, 11) else f"unified_rl needs Python >= 3.11, and $(PY) is {v.major}.{v.minor}: run make PY=python3.12 (or another 3.11+)")'
 	$(PY) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip
-	$(PIP_INSTALL) $(if $(TORCH_INDEX),--extra-index-url $(TORCH_INDEX)) torch
+	$(PIP_INSTALL) --no-deps $(if $(TORCH_INDEX),--extra-index-url $(TORCH_INDEX)) torch  # its dependencies come from PyPI next
 	$(PIP_INSTALL) -e .
 	rm -f $(VENV)/.course $(VENV)/.test $(VENV)/.book $(VENV)/.bench
 	touch $@
