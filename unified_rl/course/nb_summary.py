@@ -68,3 +68,12 @@ def markdown_table(rows, columns=None):
     lines = ["| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
     lines += ["| " + " | ".join(fmt(r.get(c, "")) for c in columns) + " |" for r in rows]
     return "\n".join(lines)
+
+
+def later_rows():
+    """One dict per method in METHODS after the paper's (notebooks 10 and 11): name, data source,
+    reward, coefficient function, paper, and what it changes."""
+    return [{"method": m.name, "data source": source_name(m), "reward": reward_name(m),
+             "GC": f"`{m.coefficient.__name__}`", "paper": m.paper,
+             "what it changes": m.summary.replace("|", r"\|")}  # a bare | would split the cell
+            for name, m in METHODS.items() if name not in DERIVATION]
