@@ -109,8 +109,9 @@ def test_bad_input_is_a_clear_value_error(call, words):
 def test_coefficients_are_detached_and_zero_off_mask():
     m = torch.tensor([[0.0, 1.0, 1.0], [1.0, 1.0, 0.0]])
     logp = torch.randn(2, 3, requires_grad=True)
-    for coef in (C.sft(m), C.rft(torch.tensor([1.0, 1.0]), m), C.ppo(torch.randn(2, 3), m),
-                 C.grpo(torch.tensor([1.0, 0.0]), 2, logp, torch.randn(2, 3), m, 0.1),
+    grad = lambda x: torch.tensor(x, requires_grad=True)  # noqa: E731 - every input may carry a graph
+    for coef in (C.sft(m.requires_grad_()), C.rft(grad([1.0, 1.0]), m), C.ppo(torch.randn(2, 3, requires_grad=True), m),
+                 C.grpo(grad([1.0, 0.0]), 2, logp, torch.randn(2, 3, requires_grad=True), m, 0.1),
                  *C.dpo(logp, torch.randn(2, 3), m, logp, torch.randn(2, 3), m, 0.1)):
         assert not coef.requires_grad
         assert (coef[m == 0] == 0).all()

@@ -40,7 +40,7 @@ def rft(correct, mask):
     correct = _checks.per_sequence(correct, "correct", mask.shape[0]).to(mask.dtype)
     if not ((correct == 0) | (correct == 1)).all():
         raise ValueError("correct must contain only 0 and 1 (the indicator I(o))")
-    return correct[:, None] * mask  # (B, T)
+    return correct.detach()[:, None] * mask  # (B, T), detached like every GC
 
 
 def online_rft(correct, mask):
