@@ -133,7 +133,7 @@ def page_note(colab_url, binder_url, widgets) -> str:
 
 
 def strip_setup_cells(nb, tag) -> int:
-    """Drop the cells tagged `tag` (the Colab install cell: noise on a static page)."""
+    """Drop the cells tagged `tag` (the Colab cells: noise on a static page)."""
     keep = [c for c in nb.cells if tag not in c.get("metadata", {}).get("tags", [])]
     dropped = len(nb.cells) - len(keep)
     nb.cells = keep

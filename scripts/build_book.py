@@ -28,7 +28,7 @@ REPO = os.path.dirname(HERE)
 sys.path.insert(0, HERE)
 
 import book_static  # noqa: E402
-from colab import SETUP_TAG, colab_url, repository  # noqa: E402
+from colab import LINK_TAG, SETUP_TAG, colab_url, repository  # noqa: E402
 
 
 def binder_url(owner_repo, name):
@@ -89,9 +89,10 @@ def write_config(src, url, owner_repo, names):
 
 
 def prepare(executed, dst, owner_repo, name):
-    """An executed notebook as a page: static widgets, no Colab install cell, a note on top."""
+    """An executed notebook as a page: static widgets, no Colab cells (the note has the links)."""
     nb = nbformat.read(executed, as_version=4)
-    book_static.strip_setup_cells(nb, SETUP_TAG)
+    for tag in (SETUP_TAG, LINK_TAG):
+        book_static.strip_setup_cells(nb, tag)
     widgets = book_static.static_widgets(nb)
     book_static.amsmath_blocks(nb)
     title_at = next((i for i, c in enumerate(nb.cells) if c.cell_type == "markdown"
