@@ -34,6 +34,7 @@ def test_registry_names_every_experiment():
                                 "preference-family"}
 
 
+@pytest.mark.slow  # an end-to-end run of the experiment at the tiny preset
 def test_figure7(tmp_path):
     result = figure7.run("tiny", str(tmp_path), seeds=1, progress=False)
     on_disk = _read(tmp_path, "figure7")
@@ -80,6 +81,7 @@ def test_figure7_verdict_sentence():
     assert not v["mid_range_start"] and "pick another sft_steps" in v["sentence"]
 
 
+@pytest.mark.slow  # an end-to-end run of the experiment at the tiny preset
 def test_data_source(tmp_path):
     data_source.run("tiny", str(tmp_path), seeds=1, progress=False)
     r = _read(tmp_path, "data-source")
@@ -91,6 +93,7 @@ def test_data_source(tmp_path):
     assert "headline" in r
 
 
+@pytest.mark.slow  # an end-to-end run of the experiment at the tiny preset
 def test_noisy_reward(tmp_path):
     noisy_reward.run("tiny", str(tmp_path), seeds=1, progress=False)
     r = _read(tmp_path, "noisy-reward")
@@ -103,6 +106,7 @@ def test_noisy_reward(tmp_path):
     assert "headline" in r
 
 
+@pytest.mark.slow  # an end-to-end run of the experiment at the tiny preset
 def test_reward_function(tmp_path):
     reward_function.run("tiny", str(tmp_path), seeds=1, progress=False)
     r = _read(tmp_path, "reward-function")

@@ -9,6 +9,7 @@ import pytest
 from unified_rl.experiments import EXPERIMENTS, policy_family
 
 
+@pytest.mark.slow  # an end-to-end run of every arm at the tiny preset
 def test_tiny_run_writes_every_arm(tmp_path):
     result = policy_family.run("tiny", str(tmp_path), seeds=1, progress=False)
     with open(os.path.join(tmp_path, "policy-family.json")) as f:

@@ -21,6 +21,7 @@ def private_cache(tmp_path_factory, monkeypatch):
     monkeypatch.setenv("UNIFIED_RL_CACHE", str(tmp_path_factory.getbasetemp() / "cache"))
 
 
+@pytest.mark.slow  # an end-to-end run of every arm at the tiny preset
 def test_tiny_run_writes_every_arm(tmp_path):
     result = PF.run("tiny", str(tmp_path), seeds=1, progress=False)
     with open(tmp_path / "preference-family.json") as f:

@@ -192,9 +192,7 @@ def test_worked_examples_in_the_docstrings():
 
 # --- sympy ------------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("method", ["ipo", "simpo", "kto", "orpo"])
-def test_every_derivation_checks(method):
-    assert check(derive(method, n_tokens=2))
+# (each family's derivation is proved by tests/test_derivations.py, which checks every REGISTRY entry)
 
 
 def row(x):

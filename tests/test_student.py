@@ -113,6 +113,7 @@ def test_destination_inside_source_is_refused(course):
         student.make_student_copies(course / "missing", course.parent / "out")
 
 
+@pytest.mark.slow  # builds every notebook's student copy
 def test_command_line(course, tmp_path, capsys):
     r = subprocess.run([sys.executable, "-m", "unified_rl.course.student", str(course), str(tmp_path / "out")],
                        capture_output=True, text=True)
@@ -126,6 +127,7 @@ def _run(nb, cwd):
     NotebookClient(nb, timeout=60, kernel_name="python3", resources={"metadata": {"path": str(cwd)}}).execute()
 
 
+@pytest.mark.slow  # two Jupyter kernels: about 5 s
 def test_source_runs_and_student_copy_stops_at_the_first_exercise(course, tmp_path):
     src_nb = nbformat.read(course / "01_demo.ipynb", as_version=4)
     _run(src_nb, tmp_path)  # with solutions, every cell (hidden tests included) passes
