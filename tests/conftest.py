@@ -1,7 +1,12 @@
-"""Shared fixtures: float64 by default for exact gradient comparisons in the core tests."""
+"""Shared fixtures: float64 for exact gradient comparisons in the core tests; the lab's tokenizer and a
+ragged rollout for the model tests."""
 
 import pytest
 import torch
+
+from unified_rl.sampling import rollout_from_texts
+from unified_rl.task import TaskConfig, make_problem
+from unified_rl.tokenizer import build_tokenizer
 
 
 @pytest.fixture
@@ -10,3 +15,17 @@ def f64():
     torch.set_default_dtype(torch.float64)
     yield
     torch.set_default_dtype(old)
+
+
+@pytest.fixture(scope="session")
+def tok():
+    """The lab's character tokenizer (built in code, nothing downloaded)."""
+    return build_tokenizer()
+
+
+@pytest.fixture(scope="module")
+def batch(tok):
+    """A rollout whose prompts have different lengths (left padding) and responses too."""
+    probs = [make_problem((3, 4), TaskConfig(1)), make_problem((123, 456), TaskConfig(3)),
+             make_problem((1, 2, 3), TaskConfig(1, 3))]
+    return rollout_from_texts(tok, probs, [p.solution for p in probs])

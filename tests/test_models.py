@@ -6,24 +6,9 @@ import torch
 from unified_rl.models import (
     ModelConfig, ValueModel, build_policy, load_policy, pick_device, save_checkpoint,
 )
-from unified_rl.sampling import rollout_from_texts
-from unified_rl.task import TaskConfig, make_problem
-from unified_rl.tokenizer import build_tokenizer, load_tokenizer
+from unified_rl.tokenizer import load_tokenizer
 
 SMALL = ModelConfig(n_layer=1, n_embd=32, n_head=2, n_positions=48)
-
-
-@pytest.fixture(scope="module")
-def tok():
-    return build_tokenizer()
-
-
-@pytest.fixture(scope="module")
-def batch(tok):
-    """A rollout whose prompts have different lengths (left padding) and responses too."""
-    probs = [make_problem((3, 4), TaskConfig(1)), make_problem((123, 456), TaskConfig(3)),
-             make_problem((1, 2, 3), TaskConfig(1, 3))]
-    return rollout_from_texts(tok, probs, [p.solution for p in probs])
 
 
 def test_build_policy(tok):

@@ -8,12 +8,6 @@ from unified_rl.reward_model import RewardModel
 from unified_rl.rewards import _char_ends, ModelReward, NoisyReward, RuleReward, process_rewards, rule_reward
 from unified_rl.sampling import rollout_from_texts, sample
 from unified_rl.task import TaskConfig, make_problem
-from unified_rl.tokenizer import build_tokenizer
-
-
-@pytest.fixture(scope="module")
-def tok():
-    return build_tokenizer()
 
 
 P47 = make_problem((47, 85), TaskConfig())  # 12;13;1;=132

@@ -7,12 +7,6 @@ from unified_rl.models import ModelConfig, build_policy
 from unified_rl import sampling
 from unified_rl.sampling import cat_rollouts, rollout_from_texts, sample, token_logp
 from unified_rl.task import TaskConfig, make_problem, make_splits
-from unified_rl.tokenizer import build_tokenizer
-
-
-@pytest.fixture(scope="module")
-def tok():
-    return build_tokenizer()
 
 
 @pytest.fixture(scope="module")
