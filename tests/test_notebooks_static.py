@@ -1,5 +1,5 @@
 """The course notebooks as files: stored without outputs, importing (never redefining) the package,
-and each method notebook carrying every part of the arc (DESIGN.md "The course"). `make test`
+and each method notebook carrying every part of the arc (docs/ARCHITECTURE.md, "The course"). `make test`
 also executes every notebook (nbval); this file checks what execution cannot see."""
 
 import ast

@@ -13,7 +13,7 @@ from unified_rl import coefficients
 from unified_rl.course.exercises import ChoiceExercise, ExpressionExercise, FunctionExercise, ValueExercise
 
 # q1 (derivation): the coefficient of one *rejected* token, with |o-| = 2 and per-token log-ratios
-# l1, l2 (log pi_theta - log pi_ref), so x- = (l1 + l2) / 2. GC = |o-| * dJ/dl1 (DESIGN.md).
+# l1, l2 (log pi_theta - log pi_ref), so x- = (l1 + l2) / 2. GC = |o-| * dJ/dl1 (docs/ARCHITECTURE.md).
 beta, x_plus, l1, l2 = sympy.symbols("beta x_plus l1 l2", positive=True)
 
 
