@@ -233,7 +233,8 @@ def prepare_policy(model, cfg):
     if cfg.lora_r and not hasattr(model, "disable_adapter"):
         model = add_lora(model, cfg.lora_r, cfg.lora_alpha)
     if cfg.grad_checkpointing:
-        model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
+        enable = getattr(model, "activation_checkpointing_enable", None) or model.gradient_checkpointing_enable
+        enable(gradient_checkpointing_kwargs={"use_reentrant": False})
         if hasattr(model, "enable_input_require_grads"):
             model.enable_input_require_grads()
     if hasattr(model, "disable_adapter"):
