@@ -24,8 +24,8 @@ from .words import task_from_spec
 
 hf_logging.disable_progress_bar()  # saving/loading a 100K-parameter model needs no progress bar
 
-INITS = {"scratch": lambda preset, seed, progress: None, "sft": cache.sft_checkpoint}
-"""Where a method starts unless `init` says otherwise (Method.init)."""
+START_CHECKPOINT = {"scratch": lambda preset, seed, progress: None, "sft": cache.sft_checkpoint}
+"""The checkpoint each Method.init choice starts from unless `init` says otherwise (None: a fresh model)."""
 
 
 def max_steps_cap():
@@ -122,7 +122,7 @@ def train(method="grpo", preset="auto", steps=None, seed=0, init=None, out=None,
         else:
             if init is None and run_preset.llm is not None:  # a pretrained model is its own start
                 init = run_preset.llm.model
-            init = init if init is not None else INITS[m.init](run_preset, seed, progress)
+            init = init if init is not None else START_CHECKPOINT[m.init](run_preset, seed, progress)
             start = init
         seed_everything(seed)  # after the SFT cache, which may have trained in this process
         lab = _lab_from(run_preset, seed, start, cached)

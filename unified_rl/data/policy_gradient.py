@@ -9,9 +9,9 @@ Both subclass `data._Source` (its question RNG is their whole state: nothing is 
 batches), so a resumed run continues the same stream (docs/ARCHITECTURE.md).
 """
 
-from .data import PolicySamples, _Source
-from .rewards import RuleReward
-from .sampling import cat_rollouts, sample
+from .core import PolicySamples, _Source
+from ..rewards import RuleReward
+from ..sampling import cat_rollouts, sample
 
 
 class DynamicSampling(PolicySamples):

@@ -1,6 +1,6 @@
 """The policy-gradient family after DeepSeekMath as Method values: data source, reward, GC, objective.
 
-| method      | data source         | reward          | GC (coefficients/policy.py)                             |
+| method      | data source         | reward          | GC (coefficients/policy_gradient.py)                             |
 |-------------|---------------------|-----------------|---------------------------------------------------------|
 | dr-grpo     | PolicySamples       | rule            | |o|/L (r - mean r) + KL term: no std, no 1/|o|          |
 | dapo        | DynamicSampling     | rule + overlong | G|o|/sum|o| * clip-higher(r A-hat); no KL                |
@@ -18,12 +18,10 @@ Aggregation ("seq-mean-token-mean", "token-mean", "constant") is one of them for
 
 from dataclasses import dataclass
 
-from . import coefficients as C, objectives as O
-from .data import PolicySamples
-from .data_policy import DynamicSampling, GreedyBaselinePairs
-from .paradigm import Method
-from .rewards import RuleReward
-from .rewards_policy import OverlongReward
+from .. import coefficients as C, objectives as O
+from ..data import DynamicSampling, GreedyBaselinePairs, PolicySamples
+from ..paradigm import Method
+from ..rewards import OverlongReward, RuleReward
 
 rule = RuleReward()
 
@@ -207,4 +205,4 @@ REMAX = Method("remax", GreedyBaselinePairs, rule, remax_gc, objective=remax_obj
                off_policy=True, hparams=SequenceConfig(), paper="ReMax, Li et al., arXiv 2310.10505",
                summary="REINFORCE with the greedy answer's reward as the baseline; no KL")
 
-POLICY = (DR_GRPO, DAPO, GSPO, CISPO, RLOO, REINFORCE_PP, REMAX)
+POLICY_GRADIENT = (DR_GRPO, DAPO, GSPO, CISPO, RLOO, REINFORCE_PP, REMAX)
