@@ -233,10 +233,11 @@ def prepare_policy(model, cfg):
     if cfg.lora_r and not hasattr(model, "disable_adapter"):
         model = add_lora(model, cfg.lora_r, cfg.lora_alpha)
     if cfg.grad_checkpointing:
-        enable = getattr(model, "activation_checkpointing_enable", None) or model.gradient_checkpointing_enable
-        enable(gradient_checkpointing_kwargs={"use_reentrant": False})
-        if hasattr(model, "enable_input_require_grads"):
-            model.enable_input_require_grads()
+        kwargs = {"use_reentrant": False}  # no need for inputs that require grad
+        if hasattr(model, "activation_checkpointing_enable"):  # transformers' newer name
+            model.activation_checkpointing_enable(activation_checkpointing_kwargs=kwargs)
+        else:
+            model.gradient_checkpointing_enable(gradient_checkpointing_kwargs=kwargs)
     if hasattr(model, "disable_adapter"):
         ref = AdapterDisabled(model).eval()
     else:
