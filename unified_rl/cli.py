@@ -71,6 +71,14 @@ def build_parser():
     t.add_argument("--overwrite", action="store_true", help="replace a run already in OUT")
     t.add_argument("--save-every", type=_one_or_more, help="steps between saves of OUT (default: the preset's eval_every)")
     t.add_argument("--quiet", action="store_true", help="no progress bar")
+    t.add_argument("--model", help="a pretrained chat model: smollm2 (offline), a folder or a hub name "
+                                   "(preset llm-cpu, or llm-gpu with CUDA, unless --preset says)")
+    t.add_argument("--task", help="with --model: words, words:DIGITS, gsm8k or gsm8k:FILE.jsonl [the preset's]")
+    t.add_argument("--lora-r", type=_positive, help="with --model: LoRA rank, 0 for full fine-tuning")
+    t.add_argument("--micro-batch", type=_positive, help="with --model: rows per forward-backward (0: all)")
+    t.add_argument("--dtype", choices=["auto", "float32", "bfloat16", "float16", "float64"],
+                   help="with --model: the weights' dtype")
+    t.add_argument("--grad-checkpointing", action="store_true", help="with --model: recompute activations")
     e = sub.add_parser("evaluate", help="greedy accuracy, Pass@K and Maj@K of a checkpoint")
     e.add_argument("checkpoint", help="a folder saved by train (OUT/checkpoint) or any causal LM path")
     e.add_argument("--preset", default="auto", choices=[*PRESETS, "auto"], help="which held-out questions [auto]")
@@ -117,7 +125,7 @@ def cmd_train(args):
     from .presets import get_preset
     from .trainer import save_run, train
 
-    preset = get_preset(args.preset)
+    preset = _train_preset(args)
     run = train(args.method, preset=preset, steps=args.steps, seed=args.seed, init=args.init, out=args.out,
                 resume=args.resume, overwrite=args.overwrite, save_every=args.save_every,
                 progress=not args.quiet)
@@ -131,6 +139,20 @@ def cmd_train(args):
     print(f"{args.method}: held-out greedy accuracy {ev['accuracy']:.3f}, pass@1 {ev['pass_at_k']['1']:.3f}, "
           f"maj@{max(map(int, ev['maj_at_k']))} {ev['maj_at_k'][max(ev['maj_at_k'], key=int)]:.3f} "
           f"({run.summary['seconds']:.0f} s on {run.summary['device']}) -> {args.out}")
+
+
+def _train_preset(args):
+    """The preset `train` runs: --preset, or for --model / --task an LLM preset with their changes."""
+    from .presets import get_preset
+    from .trainer import llm_preset
+
+    llm = {k: v for k, v in (("lora_r", args.lora_r), ("micro_batch", args.micro_batch), ("dtype", args.dtype))
+           if v is not None}
+    if args.grad_checkpointing:
+        llm["grad_checkpointing"] = True
+    if args.model is None and args.task is None and not llm:
+        return get_preset(args.preset)
+    return llm_preset(args.preset, args.model, args.task, llm)
 
 
 def cmd_evaluate(args):

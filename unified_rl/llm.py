@@ -11,8 +11,10 @@ adapter disabled (`AdapterDisabled`), so memory holds one copy of the weights, n
 References: https://huggingface.co/docs/transformers/gguf, https://huggingface.co/docs/peft
 """
 
+import contextlib
 import importlib
 import importlib.util
+import io
 import json
 import os
 import shutil
@@ -97,8 +99,9 @@ def convert_gguf(path, out):
 
     _quiet()
     folder, name = os.path.split(path)
-    tokenizer = AutoTokenizer.from_pretrained(folder, gguf_file=name)
-    model = AutoModelForCausalLM.from_pretrained(folder, gguf_file=name, dtype=torch.float32)
+    with contextlib.redirect_stderr(io.StringIO()):  # the dequantiser's own progress bar
+        tokenizer = AutoTokenizer.from_pretrained(folder, gguf_file=name)
+        model = AutoModelForCausalLM.from_pretrained(folder, gguf_file=name, dtype=torch.float32)
     model.hf_quantizer = None  # dequantised: the weights are plain float32 now, so they can be saved
     if hasattr(model.config, "quantization_config"):
         del model.config.quantization_config
