@@ -112,3 +112,13 @@ def test_cli_errors_are_one_line(folders, tmp_path, capsys):
         err = capsys.readouterr().err
         assert e.value.code != 0 and words_ in str(e.value.code) + err
         assert "Traceback" not in err
+
+
+@pytest.mark.parametrize("dtype", ["bfloat16", "float16"])
+def test_half_precision_weights_train_float32_adapters(dtype, folders, coin_parser):
+    run = train("grpo", preset=_preset(folders["llama"], lora_r=4, dtype=dtype), steps=1, progress=False,
+                eval_every=0)
+    kinds = {n: p.dtype for n, p in run.policy.named_parameters()}
+    assert {d for n, d in kinds.items() if "lora_" in n} == {torch.float32}
+    assert {d for n, d in kinds.items() if "lora_" not in n} == {getattr(torch, dtype)}
+    assert run.metrics[-1]["response_len"] > 0

@@ -163,8 +163,14 @@ def cmd_evaluate(args):
 
     preset = get_preset(args.preset)
     samples = args.samples or max(args.k)
-    _, test = make_splits(preset.task, preset.n_rl, preset.n_test, seed=preset.seed)
-    tokenizer, policy = load_checkpoint(args.checkpoint)
+    if preset.llm is not None:  # a chat model (an alias such as smollm2, a folder, an adapter)
+        from .llm import load_pretrained
+
+        _, test = preset.task.splits(preset.n_rl, preset.n_test, seed=preset.seed)
+        tokenizer, policy = load_pretrained(args.checkpoint, preset.llm.dtype)
+    else:
+        _, test = make_splits(preset.task, preset.n_rl, preset.n_test, seed=preset.seed)
+        tokenizer, policy = load_checkpoint(args.checkpoint)
     result = evaluate(policy, tokenizer, test, args.problems or preset.k_problems, samples, args.k,
                       args.temperature, seed=args.seed)
     result["checkpoint"] = args.checkpoint
