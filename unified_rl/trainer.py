@@ -68,8 +68,9 @@ def llm_preset(preset="auto", model=None, task=None, llm=None):
     if preset == "auto" and (model is not None or task is not None):
         preset = "llm-gpu" if torch.cuda.is_available() else "llm-cpu"
     p = get_preset(preset)
-    if p.llm is None and (model is not None or llm):
-        raise ValueError(f"preset {p.name!r} trains the lab's own model; use llm-cpu or llm-gpu for --model")
+    if p.llm is None:
+        raise ValueError(f"preset {p.name!r} trains the lab's own model; use llm-cpu or llm-gpu for "
+                         "--model / --task")
     if task is not None:
         p = p.with_(task=task_from_spec(task) if isinstance(task, str) else task)
     changes = dict(llm or {})
