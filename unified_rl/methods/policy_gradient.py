@@ -32,8 +32,9 @@ class DrGRPOConfig:
 
     max_len: float = 17.0
     """L, the constant normaliser (TRL's loss_type="dr_grpo" uses max_completion_length): here the cpu
-    preset's sampling budget, 12 + EOS + 4. A constant scales every step's gradient alike, which
-    AdamW undoes up to its eps: what matters is the per-row factor |o_i|"""
+    preset's sampling budget, 12 + EOS + 4. A constant scales every step's gradient alike; AdamW
+    undoes such a scale (up to its eps) only while the raw gradient norm stays below the trainer's
+    clip at 1, which a large scale does not: then L changes the step. The per-row factor is |o_i|"""
     aggregation: str = "constant"
     """seq-mean-token-mean, token-mean or constant (Dr. GRPO's)"""
 
