@@ -92,7 +92,8 @@ def build_parser():
     from .experiments import EXPERIMENTS
     r = sub.add_parser("reproduce", help="run one of the paper's §5.2 experiments end to end")
     r.add_argument("name", choices=list(EXPERIMENTS), metavar="NAME", help=f"one of: {', '.join(EXPERIMENTS)}")
-    r.add_argument("--preset", default="auto", choices=[*PRESETS, "auto"], help="cpu, gpu, or auto [auto]")
+    r.add_argument("--preset", default="auto", choices=[*(n for n, v in PRESETS.items() if v.llm is None), "auto"],
+                   help="cpu, gpu, or auto [auto]")
     r.add_argument("--seeds", type=_one_or_more, default=3, help="independent seeds, for the spread [3]")
     r.add_argument("--out", required=True, help="folder for NAME.json and NAME.png")
     r.add_argument("--quiet", action="store_true", help="no progress bars")
