@@ -2,6 +2,8 @@
 the run folder's checkpoint loads with from_pretrained (a LoRA run's adapter too, and merged); the
 CLI takes --model and --task."""
 
+import json
+
 import pytest
 import torch
 from _tiny_llm import save_tiny
@@ -122,3 +124,10 @@ def test_half_precision_weights_train_float32_adapters(dtype, folders, coin_pars
     assert {d for n, d in kinds.items() if "lora_" in n} == {torch.float32}
     assert {d for n, d in kinds.items() if "lora_" not in n} == {getattr(torch, dtype)}
     assert run.metrics[-1]["response_len"] > 0
+
+
+def test_cli_evaluates_a_chat_model(folders, tmp_path, capsys):
+    out = tmp_path / "eval.json"
+    main(["evaluate", folders["qwen2"], "--preset", "llm-cpu", "--k", "1,2", "--problems", "2", "--out", str(out)])
+    result = json.loads(out.read_text())
+    assert result["problems"] == 36 and result["k_problems"] == 2 and set(result["pass_at_k"]) == {"1", "2"}
