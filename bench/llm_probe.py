@@ -49,6 +49,11 @@ def replies(policy, tokenizer, problems):
             "mean_reply_chars": round(sum(map(len, r.texts)) / len(r.texts), 1), "examples": r.texts[:4]}
 
 
+def _write(path, obj):
+    with open(path, "w") as f:
+        json.dump(obj, f, indent=2)
+
+
 def main():
     p = argparse.ArgumentParser()
     p.add_argument("--steps", type=int, default=20)
@@ -66,6 +71,7 @@ def main():
     t = time.time()
     out["before"] = replies(run.policy, run.tokenizer, test)
     out["eval_seconds"] = round(time.time() - t, 1)
+    _write(args.out, out)  # what is measured so far, should the run be stopped
     t = time.time()
     run = train(args.method, preset=preset, steps=args.steps, seed=args.seed, lab=run.lab, progress=False,
                 eval_every=0)
@@ -74,9 +80,9 @@ def main():
     out["after"] = replies(run.policy, run.tokenizer, test)
     out["reward_per_step"] = [round(r.get("reward", float("nan")), 3) for r in run.metrics]
     out["settings"] = {"method": args.method, "steps": args.steps, "seed": args.seed, "preset": "llm-cpu",
-                       "lora_r": args.lora_r, "held_out": len(test), "rl": run.summary["config"]["rl"]}
-    with open(args.out, "w") as f:
-        json.dump(out, f, indent=2)
+                       "held_out": len(test), "rl": run.summary["config"]["rl"],
+                       "llm": run.summary["config"]["llm"], "task": run.summary["config"]["task"]}
+    _write(args.out, out)
     print(json.dumps({k: out[k] for k in ("load", "seconds_per_step", "before", "after")}, indent=2))
 
 

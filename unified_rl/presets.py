@@ -144,8 +144,8 @@ PRESETS = {
         rl=RLConfig(steps=2, prompts_per_step=4, group_size=4, frozen_samples=4),
         eval_every=2, eval_problems=16, k_problems=4, k_samples=4,
     ),
-    # A pretrained chat LLM on a 2-core CPU: SmolLM2-135M-Instruct, sums in words, a lean budget
-    # (4 questions x 4 samples, 16 new tokens: about 7 s per step on an idle 2-core machine).
+    # A pretrained chat LLM on a 2-core CPU: SmolLM2-135M-Instruct, single-digit sums in words (it
+    # starts at 0.38 greedy with 16 new tokens), a lean budget: 4 questions x 4 samples of 16 tokens.
     "llm-cpu": Preset(
         name="llm-cpu",
         task=WordsTask(digits=1, max_new_tokens=16),
