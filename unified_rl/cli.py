@@ -175,7 +175,11 @@ def cmd_evaluate(args):
     preset = get_preset(args.preset)
     samples = args.samples or max(args.k)
     _, test = make_splits(preset.task, preset.n_rl, preset.n_test, seed=preset.seed)
-    tokenizer, policy = load_checkpoint(args.checkpoint)
+    from .trainer import plain_load_error
+    try:
+        tokenizer, policy = load_checkpoint(args.checkpoint)
+    except ValueError as e:
+        raise plain_load_error(e) from None
     result = _evaluate(policy, tokenizer, test, args.problems or preset.k_problems, samples, args.k,
                        args.temperature, args.seed)
     result["checkpoint"] = args.checkpoint

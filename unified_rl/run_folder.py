@@ -61,7 +61,7 @@ def entries(out):
 def foreign(out, paths):
     """The entries of `out` that are neither in `paths` nor a folder holding one of them."""
     own = set(paths) | {p.rsplit("/", i)[0] for p in paths for i in range(1, p.count("/") + 1)}
-    return [e for e in entries(out) if e not in own]
+    return sorted(e for e in entries(out) if e not in own)
 
 
 def _is_within(inner, outer):

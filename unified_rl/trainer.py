@@ -6,6 +6,7 @@ between methods is read from the Method (paradigm.py). It never changes what the
 given a lab, the run trains that lab's policy, under its own copy of the lab's other fields.
 """
 
+import contextlib
 import dataclasses
 import json
 import math
@@ -165,11 +166,37 @@ def _train(m, run_preset, hp, steps, seed, init, out, progress, lab, eval_every,
     if adoptable:
         cache.adopt(run, run_preset, seed)  # the user's own SFT run is the cached model: no rebuild
     return run
+MISMATCH = "ignore_mismatched_sizes"
+
+
+def plain_load_error(e):
+    """A load error in our words: transformers' size-mismatch message points at a report we hide."""
+    text = str(e)
+    if MISMATCH in text:
+        text = text.split(": RuntimeError:")[0] + ": its config.json does not match the sizes of its weights " \
+                                                  "(a damaged or edited checkpoint)"
+    return ValueError(text)
+
+
+@contextlib.contextmanager
+def quiet_loads():
+    """transformers' own load report (two dozen lines on a mismatched checkpoint) is not shown: the
+    failure reaches the user as one ValueError."""
+    level = hf_logging.get_verbosity()
+    hf_logging.set_verbosity_error()
+    try:
+        yield
+    finally:
+        hf_logging.set_verbosity(level)
+
+
 def _lab_from(preset, seed, init, from_cache):
     """make_lab, naming the cache folder to delete when the cached SFT model cannot be read."""
     try:
-        return make_lab(preset, seed, init)
+        with quiet_loads():
+            return make_lab(preset, seed, init)
     except ValueError as e:
         if not from_cache:
-            raise
-        raise ValueError(f"{e} (a broken SFT cache entry: delete {os.path.dirname(init)} to rebuild it)") from None
+            raise plain_load_error(e) from None
+        raise ValueError(f"{plain_load_error(e)} (a broken SFT cache entry: delete {os.path.dirname(init)} "
+                         "to rebuild it)") from None
