@@ -134,7 +134,7 @@ def test_every_out_and_flag_trains_where_named_or_refuses_touching_nothing(flags
         assert after == before, (value, flags, msg, set(before) ^ set(after))
         if allowed.get(flags):
             assert msg is None, (value, flags, msg)
-            folder = root / target
+            folder = root / value  # through the link for link/inside
             assert runs.is_complete(folder) and runs.manifest(folder) is not None
             kept = snapshot(folder)
             own = set(runs.manifest(folder)) | {"checkpoint"}
@@ -439,3 +439,76 @@ def test_a_killed_writers_lock_is_not_stale_and_fifo_never_hangs(tmp_path):
                     "--overwrite")
     _, err = f.communicate(timeout=120)
     assert f.returncode != 0 and "not a plain folder" in err and len(err.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize("method,setting,value,says", [
+    ("ppo", "epochs", 0, "rl.epochs must be > 0"), ("grpo", "lr", -1.0, "rl.lr must be > 0"),
+    ("grpo", "lr", float("nan"), "rl.lr must be > 0"), ("sft", "lr", float("inf"), "sft.lr must be > 0"),
+    ("grpo", "group_size", 0, "rl.group_size must be > 0"), ("grpo", "prompts_per_step", 0, "prompts_per_step"),
+    ("grpo", "temperature", 0.0, "rl.temperature must be > 0"), ("ppo", "clip_eps", -0.1, "rl.clip_eps must be >= 0"),
+    ("grpo", "beta", -1.0, "rl.beta must be >= 0"), ("ppo", "gamma", 1.5, "rl.gamma must be in [0, 1]"),
+    ("ppo", "lam", -0.1, "rl.lam must be in [0, 1]"), ("ppo", "epochs", 1.5, "rl.epochs must be a whole number"),
+    ("sft", "batch_size", 0, "sft.batch_size must be > 0")])
+def test_settings_out_of_range_are_named_before_anything_runs(method, setting, value, says, tmp_path):
+    from unified_rl.trainer import train
+    with pytest.raises(ValueError, match=says.replace("[", r"\[").replace("]", r"\]")):
+        train(method, preset="tiny", steps=1, progress=False, out=str(tmp_path / "run"), **{setting: value})
+    assert not (tmp_path / "run").exists()
+
+
+def test_fit_itself_refuses_zero_epochs():
+    from unified_rl import loop
+    from unified_rl.lab import make_lab
+    from unified_rl.methods import get_method
+    lab = make_lab("tiny")
+    lab = __import__("dataclasses").replace(lab, preset=lab.preset.with_(rl={"epochs": 0}))
+    with pytest.raises(ValueError, match="epochs .* must be a whole number >= 1, got 0"):
+        loop.fit(get_method("grpo"), lab, None, 1, {}, progress=False)
+
+
+def test_reproduce_refuses_to_overwrite_a_result(tmp_path):
+    (tmp_path / "figure7.json").write_text('{"mine": 1}')
+    msg = outcome("reproduce", "figure7", "--preset", "tiny", "--seeds", "1", "--quiet", "--out", tmp_path)
+    assert "figure7.json exists; pass --overwrite" in msg
+    assert (tmp_path / "figure7.json").read_text() == '{"mine": 1}'
+    from unified_rl.experiments.common import check_result_free
+    check_result_free("figure7", str(tmp_path), overwrite=True)  # the flag lets it through
+
+
+def test_only_a_full_seed_run_becomes_the_result_the_notebooks_show(tmp_path, monkeypatch, capsys):
+    import matplotlib.pyplot as plt
+    from unified_rl.experiments import common
+    monkeypatch.setenv("UNIFIED_RL_CACHE", str(tmp_path / "cache"))
+    shipped = common.load_full("figure7", "cpu")
+    assert shipped["seeds"] == common.SHIPPED_SEEDS and "shipped" in shipped["loaded_from"]
+    plot = lambda r: plt.figure()  # noqa: E731
+    common.write_result("figure7", str(tmp_path / "one"), {"seeds": 1, "x": 1}, plot, cache_key="cpu")
+    assert "notebooks keep showing the 3-seed result" in capsys.readouterr().err
+    assert not os.path.exists(common.cached_result_path("figure7", "cpu"))
+    assert "shipped" in common.load_full("figure7", "cpu")["loaded_from"]
+    os.makedirs(os.path.dirname(common.cached_result_path("figure7", "cpu")), exist_ok=True)
+    json.dump({"seeds": 1}, open(common.cached_result_path("figure7", "cpu"), "w"))  # written by another way
+    assert "shipped" in common.load_full("figure7", "cpu")["loaded_from"]
+    common.write_result("figure7", str(tmp_path / "three"), {"seeds": 3, "x": 3}, plot, cache_key="cpu")
+    assert common.load_full("figure7", "cpu")["x"] == 3
+    with pytest.raises(ValueError, match="Out of range float values are not JSON compliant"):
+        common.write_result("figure7", str(tmp_path / "nan"), {"seeds": 3, "x": float("inf")}, plot)
+
+
+def test_the_notebooks_long_cells_show_a_bar_over_their_arms(capsys):
+    from unified_rl.course import nb_policy, nb_preference
+    assert list(nb_policy.arms(["grpo", "dapo"])) == ["grpo", "dapo"]
+    assert "training the arms" in capsys.readouterr().err  # tqdm.auto: a text bar outside Jupyter
+    assert list(nb_preference.arms({"a": 1}.items())) == [("a", 1)]
+    assert "2/2" not in capsys.readouterr().err and nb_preference.arms is nb_policy.arms
+    for nb, call in (("10_beyond_grpo", "nb_policy.arms("), ("11_preference_family", "nb_preference.arms(")):
+        cells = json.load(open(os.path.join(os.path.dirname(__file__), "..", "course", f"{nb}.ipynb")))["cells"]
+        assert any(call in "".join(c["source"]) and "train(" in "".join(c["source"]) for c in cells), nb
+
+
+def test_building_the_sft_cache_says_so_with_a_labelled_bar(tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("UNIFIED_RL_CACHE", str(tmp_path / "cache"))
+    assert outcome("train", "grpo", "--preset", "tiny", "--steps", "1", "--out", tmp_path / "g") is None
+    err = capsys.readouterr().err
+    assert "building the SFT model cache for preset tiny seed 0 (first run only)" in err
+    assert "SFT cache" in err and "evaluating: greedy on 16 questions, then sampling 4 answers" in err

@@ -273,8 +273,3 @@ class Progress:
     def __call__(self, text):
         if self.on:
             print(text, flush=True)
-
-    def phase(self, text):
-        """Say on stderr what the next long stretch of work is (before it starts)."""
-        if self.on:
-            print(text, file=sys.stderr, flush=True)
