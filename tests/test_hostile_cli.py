@@ -512,3 +512,51 @@ def test_building_the_sft_cache_says_so_with_a_labelled_bar(tmp_path, monkeypatc
     err = capsys.readouterr().err
     assert "building the SFT model cache for preset tiny seed 0 (first run only)" in err
     assert "SFT cache" in err and "evaluating: greedy on 16 questions, then sampling 4 answers" in err
+
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def check_binder(*args, cwd=REPO, tmp):
+    """scripts/check_binder.sh --dry-run with a stand-in Python that reports runtime.txt's version."""
+    want = open(os.path.join(REPO, "binder", "runtime.txt")).read().strip().split("-")[1]
+    fake = tmp / "fake-python"
+    fake.write_text(f"#!/bin/sh\necho {want}\n")
+    fake.chmod(0o755)
+    return subprocess.run(["bash", os.path.join(REPO, "scripts", "check_binder.sh"), *map(str, args)], cwd=cwd,
+                          capture_output=True, text=True, timeout=60, env={**os.environ, "PYTHON": str(fake)})
+
+
+def test_the_binder_check_uses_the_environment_it_builds(tmp_path):
+    venv = tmp_path / "abs venv"
+    r = check_binder("--dry-run", venv, tmp=tmp_path)
+    assert r.returncode == 0, r.stderr
+    steps = [line for line in r.stdout.splitlines() if line.startswith("+ ")]
+    assert f"environment {venv}" in r.stdout
+    assert not [s for s in steps if "pip install" in s and not s.startswith(f"+ {venv}/bin/python -m pip install")]
+    assert any(s.startswith(f"+ env PATH={venv}/bin:") and s.endswith("bash binder/postBuild") for s in steps)
+    kernel = [s for s in steps if "ipykernel install" in s]
+    assert kernel and "--sys-prefix" in kernel[0] and kernel[0].startswith(f"+ {venv}/bin/python")
+    name = kernel[0].split("--name ")[1].split()[0]
+    assert steps[-1].startswith(f"+ {venv}/bin/python -m pytest") and f"--nbval-kernel-name {name}" in steps[-1]
+    assert not venv.exists()  # a dry run builds nothing
+    rel = check_binder("--dry-run", "rel", cwd=tmp_path, tmp=tmp_path)
+    assert f"environment {tmp_path}/rel" in rel.stdout
+    assert check_binder("a", "b", tmp=tmp_path).returncode == 2
+
+
+def test_the_binder_check_never_deletes_a_folder_it_did_not_build(tmp_path):
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    (mine / "thesis.tex").write_text("years of work")
+    r = check_binder(mine, tmp=tmp_path)
+    assert r.returncode == 1 and "was not built by this script" in r.stderr
+    assert (mine / "thesis.tex").read_text() == "years of work"
+
+
+def test_make_lab_allows_root_only_as_root():
+    r = subprocess.run(["make", "-n", "-W", ".venv/.course", "lab"], cwd=REPO, capture_output=True, text=True,
+                       timeout=60)
+    line = [x for x in r.stdout.splitlines() if "jupyter lab" in x]
+    assert line, r.stdout + r.stderr
+    assert ("--allow-root" in line[-1]) == (os.geteuid() == 0)
