@@ -176,7 +176,12 @@ def provenance():
 
 
 SHIPPED_SEEDS = 3
-"""The seeds of the shipped results: only a run with as many may replace them in the notebooks."""
+"""The seeds of the shipped results: only a run with as many (or more) may replace them in the notebooks."""
+
+
+def _full(result):
+    seeds = result.get("seeds")
+    return isinstance(seeds, int) and not isinstance(seeds, bool) and seeds >= SHIPPED_SEEDS
 
 
 def check_result_free(name, out, overwrite=False):
@@ -190,14 +195,14 @@ def check_result_free(name, out, overwrite=False):
 
 def write_result(name, out, result, plot, cache_key=None):
     """OUT/NAME.json (with its provenance) and OUT/NAME.png drawn by plot(result); with cache_key and
-    the shipped number of seeds, a copy of the JSON in the cache for the notebooks, under the code
+    at least the shipped number of seeds, a copy of the JSON in the cache for the notebooks, under the code
     version that made it (a run of fewer seeds never becomes the result they show). Without
     matplotlib (a core-only install) the figure is skipped with a message; the JSON is the result."""
     result.setdefault("provenance", provenance())
     os.makedirs(out, exist_ok=True)
     with open(os.path.join(out, f"{name}.json"), "w") as f:
         json.dump(result, f, indent=2, allow_nan=False)
-    if cache_key and result.get("seeds") != SHIPPED_SEEDS:
+    if cache_key and not _full(result):
         print(f"{name}: a {result.get('seeds')}-seed run is written to {out} only; the notebooks keep "
               f"showing the {SHIPPED_SEEDS}-seed result", file=sys.stderr)
     elif cache_key:
@@ -233,7 +238,7 @@ def load_cached(name, preset="auto"):
             result = json.load(f)
         if not isinstance(result, dict):
             raise ValueError("not a result")
-        if result.get("seeds") != SHIPPED_SEEDS:
+        if not _full(result):
             return None  # fewer seeds than the shipped result: never preferred to it
     except (ValueError, UnicodeDecodeError) as e:
         print(f"the cached result {path} is damaged ({type(e).__name__}); showing the shipped result "
