@@ -34,9 +34,9 @@ def private_cache(tmp_path_factory, monkeypatch):
 def a_run(tmp_path_factory):
     """A finished one-step tiny SFT run folder, as `train` leaves it (copied into each sandbox)."""
     out = tmp_path_factory.mktemp("made") / "run"
-    cache = tmp_path_factory.getbasetemp() / "cache"
-    os.environ["UNIFIED_RL_CACHE"] = str(cache)
-    assert outcome(*TRAIN, "--out", out) is None
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("UNIFIED_RL_CACHE", str(tmp_path_factory.getbasetemp() / "cache"))
+        assert outcome(*TRAIN, "--out", out) is None
     return out
 
 
@@ -109,7 +109,7 @@ CASES = {
     "with-eval": ("with-eval", {"resume": True}),  # resume keeps eval.json; overwrite refuses it
     "docs": (None, {}), "repo": (None, {}), "link": (None, {}), "fifo": (None, {}),
     "file.txt": (None, {}), "file.txt/under": (None, {}), "home": (None, {}), ".": (None, {}),
-    "..": (None, {}), "work": (None, {}), "/": (None, {}), "/proc/self": (None, {}),
+    "..": (None, {}), "work": (None, {}), "/": (None, {}), "/proc/self": (None, {}), "/dev/null": (None, {}),
     "link/inside": ("docs/inside", {"none": True, "overwrite": True}),
 }
 
@@ -146,6 +146,7 @@ def test_every_out_and_flag_trains_where_named_or_refuses_touching_nothing(flags
         for sentinel in ("repo/.git/HEAD", "docs/notes.txt", "home/.bashrc", "work/todo.txt"):
             assert (root / sentinel).exists()
         assert not os.path.lexists(root / "work" / "checkpoint")
+        assert os.path.exists("/dev/null") and not os.path.isdir("/dev/null")
 
 
 def test_the_refusals_say_what_the_folder_is(a_run, tmp_path, monkeypatch):
@@ -239,6 +240,14 @@ def test_a_state_of_another_model_size_or_with_missing_keys_is_one_line(resumabl
     assert "missing optimizer" in resume(resumable)
     torch.save({**state, "step": 5}, resumable / "state.pt")
     assert "state.pt is at step 5 but metrics.jsonl holds 1 rows" in resume(resumable)
+    torch.save(state, resumable / "state.pt")
+    from unified_rl.models import ModelConfig, build_policy, save_checkpoint
+    from unified_rl.tokenizer import build_tokenizer
+    tok = build_tokenizer()
+    shutil.rmtree(resumable / "checkpoint")
+    save_checkpoint(build_policy(tok, ModelConfig(n_layer=1, n_embd=64, n_head=2, n_positions=32)), tok,
+                    resumable / "checkpoint")  # a sound checkpoint, of another size than its state.pt
+    assert "does not fit this run (another model size" in resume(resumable)
 
 
 def test_a_checkpoint_of_another_size_is_our_one_line_without_transformers_report(resumable, capfd):

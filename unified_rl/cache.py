@@ -124,4 +124,8 @@ def adopt(run, preset, seed):
     except ValueError:
         return False  # an unwritable cache: the run is saved where asked, the cache is built later
     copy = dataclasses.replace(run, out=path, summary=_summary(preset, seed, run.lab))
-    return runs.save_run(copy, replace=False)
+    if runs.save_run(copy, replace=False):
+        print(f"this run is now the SFT model cache for preset {preset.name} seed {seed}: later runs start "
+              f"from it ({path})", file=sys.stderr)
+        return True
+    return False

@@ -30,7 +30,8 @@ import torch
 
 from . import __version__
 from .models import save_checkpoint
-from .run_folder import COMPLETE, LOCK, MANIFEST, MARK, STAGE, check_contents, check_path, hold, manifest, mark_text  # noqa: F401
+from .run_folder import (COMPLETE, LOCK, MANIFEST, MARK, STAGE, check_contents, check_path, hold,  # noqa: F401
+                         manifest, mark_text)
 from .run_folder import probe  # noqa: F401 (tests probe through here)
 from .run_folder import tempfile  # noqa: F401
 
