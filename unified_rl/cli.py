@@ -19,7 +19,8 @@ EPILOG = """examples:
 Every method other than sft starts, unless --init says otherwise, from an SFT checkpoint trained
 with the same preset and cached in $UNIFIED_RL_CACHE (default ~/.cache/unified_rl). A run folder
 is saved every few steps and never overwritten unless --overwrite is given; --resume continues it
-exactly where it stopped. The run folder's layout: docs/ARCHITECTURE.md."""
+exactly where it stopped. Files the run did not write (an eval.json put in its folder) are always
+kept, and --overwrite refuses a folder that holds any. The run folder: docs/ARCHITECTURE.md."""
 
 
 class _Parser(argparse.ArgumentParser):
