@@ -569,3 +569,30 @@ def test_make_lab_allows_root_only_as_root():
     line = [x for x in r.stdout.splitlines() if "jupyter lab" in x]
     assert line, r.stdout + r.stderr
     assert ("--allow-root" in line[-1]) == (os.geteuid() == 0)
+
+
+@pytest.mark.slow
+def test_sigkill_at_random_moments_always_leaves_a_consistent_run_and_the_users_file(tmp_path):
+    import random
+    out, rng = tmp_path / "run", random.Random(0)
+    argv = ("train", "sft", "--preset", "tiny", "--steps", "400", "--save-every", "1", "--quiet", "--out", out)
+    for kill in range(4):
+        p = cli_process(*argv, *(["--resume"] if kill else []))
+        deadline = time.time() + 120
+        while not runs.is_complete(out) and time.time() < deadline:
+            time.sleep(0.05)
+        if kill == 0:
+            (out / "eval.json").write_text("mine")
+        time.sleep(rng.uniform(0.0, 1.5))
+        p.send_signal(signal.SIGKILL)
+        p.wait(timeout=30)
+        runs.recover(str(out))  # what the next command does first
+        assert runs.is_complete(out) and (out / "eval.json").read_text() == "mine"
+        summary = json.load(open(out / "summary.json"))
+        rows = len(open(out / "metrics.jsonl").readlines())
+        state = runs.load_state(str(out))
+        assert summary["steps_done"] == rows == state["step"] and summary["steps"] == 400
+        assert not (out / runs.STAGE).exists()
+        assert sorted(runs.manifest(str(out))) == sorted(
+            os.path.relpath(os.path.join(d, f), out) for d, _, fs in os.walk(out) for f in fs
+            if f not in ("eval.json", runs.LOCK))
