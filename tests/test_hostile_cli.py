@@ -596,3 +596,13 @@ def test_sigkill_at_random_moments_always_leaves_a_consistent_run_and_the_users_
         assert sorted(runs.manifest(str(out))) == sorted(
             os.path.relpath(os.path.join(d, f), out) for d, _, fs in os.walk(out) for f in fs
             if f not in ("eval.json", runs.LOCK))
+
+
+def test_a_metric_that_is_not_finite_is_named_and_the_last_save_kept(resumable):
+    from unified_rl.trainer import train
+    run = train("sft", preset="tiny", steps=1, progress=False)
+    run.out, run.metrics[0]["coef_std"] = str(resumable), float("nan")
+    before = snapshot(resumable)
+    with pytest.raises(ValueError, match=r"step 1's metrics are not finite \(coef_std\)"):
+        runs.save_run(run)
+    assert snapshot(resumable) == before

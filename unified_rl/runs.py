@@ -21,6 +21,7 @@ cannot run code, it is refused.
 """
 
 import json
+import math
 import os
 import random
 import shutil
@@ -93,7 +94,21 @@ def save_run(run, replace=True):
     return True
 
 
+def _finite(run):
+    """ValueError naming the first metric or summary entry that JSON cannot hold (inf, nan)."""
+    for i, row in enumerate(run.metrics):
+        bad = [k for k, v in row.items() if isinstance(v, float) and not math.isfinite(v)]
+        if bad:
+            raise ValueError(f"step {i + 1}'s metrics are not finite ({', '.join(bad)}): the run diverged; "
+                             "nothing was saved over the last save")
+    try:
+        json.dumps(run.summary, allow_nan=False)
+    except ValueError:
+        raise ValueError("the run's summary holds a value that is not finite; nothing was saved") from None
+
+
 def _stage(run, stage, old):
+    _finite(run)
     os.makedirs(stage)
     save_checkpoint(run.lab.policy, run.lab.tokenizer, os.path.join(stage, "checkpoint"))
     if run.state is not None:
