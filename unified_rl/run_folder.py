@@ -165,7 +165,11 @@ def hold(out, wait=False):
 def _lock(out, wait):
     path = os.path.join(out, LOCK)
     while True:
-        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+        try:
+            fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+        except FileNotFoundError:  # the last holder removed the folder it had created and left empty
+            os.makedirs(out, exist_ok=True)
+            continue
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError as e:
