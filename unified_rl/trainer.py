@@ -142,8 +142,7 @@ def train(method="grpo", preset="auto", steps=None, seed=0, init=None, out=None,
                       adoptable)
 
 
-def _train(m, run_preset, hp, steps, seed, init, out, progress, lab, eval_every, state, save_every,
-                      adoptable):
+def _train(m, run_preset, hp, steps, seed, init, out, progress, lab, eval_every, state, save_every, adoptable):
     summary = {"method": m.name, "preset": run_preset.name, "steps": steps, "seed": seed,
                "version": __version__, "config": dataclasses.asdict(run_preset),
                "hparams": dataclasses.asdict(hp) if hp is not None else None}
@@ -166,6 +165,8 @@ def _train(m, run_preset, hp, steps, seed, init, out, progress, lab, eval_every,
     if adoptable:
         cache.adopt(run, run_preset, seed)  # the user's own SFT run is the cached model: no rebuild
     return run
+
+
 MISMATCH = "ignore_mismatched_sizes"
 
 
