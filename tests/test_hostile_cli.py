@@ -622,3 +622,21 @@ def test_a_metric_that_is_not_finite_is_named_and_the_last_save_kept(resumable):
     with pytest.raises(ValueError, match=r"step 1's metrics are not finite \(coef_std\)"):
         runs.save_run(run)
     assert snapshot(resumable) == before
+
+
+def test_reproduce_says_what_its_long_phases_do(tmp_path, monkeypatch, capsys):
+    from unified_rl import experiments
+    from unified_rl.experiments import common
+    from unified_rl.lab import make_lab
+    lab = make_lab("tiny")
+
+    def fake(preset, out, seeds, progress):  # an experiment's evaluation phase, in seconds not minutes
+        common.evaluate_policy(lab.policy, lab.tokenizer, lab.test_problems, 2, 2)
+        return {"headline": {}}
+
+    monkeypatch.setitem(experiments.EXPERIMENTS, "figure7", fake)
+    monkeypatch.setitem(common.PHASES, "on", False)
+    assert outcome("reproduce", "figure7", "--preset", "tiny", "--out", tmp_path) is None
+    assert "evaluating: greedy on 16 questions, then sampling 2 answers to each of 2" in capsys.readouterr().err
+    assert outcome("reproduce", "figure7", "--preset", "tiny", "--out", tmp_path, "--quiet") is None
+    assert "evaluating" not in capsys.readouterr().err

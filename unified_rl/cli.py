@@ -192,8 +192,9 @@ def cmd_reproduce(args):
     from .experiments import EXPERIMENTS
     from .presets import get_preset
 
-    from .experiments.common import check_result_free
+    from .experiments.common import PHASES, check_result_free
     check_result_free(args.name, args.out, args.overwrite)
+    PHASES["on"] = not args.quiet  # each evaluation says what it samples, on stderr
     result = EXPERIMENTS[args.name](preset=get_preset(args.preset), out=args.out, seeds=args.seeds,
                                     progress=not args.quiet)
     print(json.dumps(result.get("headline", result), indent=2))

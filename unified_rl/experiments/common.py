@@ -94,8 +94,19 @@ def pass_maj_curve(policy, tokenizer, problems, samples, temperature=0.7):
     return out
 
 
+PHASES = {"on": False}
+"""Whether the long phases below say on stderr what they do (`reproduce` without --quiet turns it on)."""
+
+
+def phase(text):
+    if PHASES["on"]:
+        print(text, file=sys.stderr, flush=True)
+
+
 def evaluate_policy(policy, tokenizer, problems, k_problems, samples, temperature=0.7):
     """Greedy accuracy on all `problems`, Pass@K / Maj@K curves on the first `k_problems`."""
+    phase(f"evaluating: greedy on {len(problems)} questions, then sampling {samples} answers to each of "
+          f"{min(k_problems, len(problems))} for Pass@K / Maj@K")
     out = {"greedy": greedy_accuracy(policy, tokenizer, problems)}
     out.update(pass_maj_curve(policy, tokenizer, problems[:k_problems], samples, temperature))
     return out
