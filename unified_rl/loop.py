@@ -88,11 +88,11 @@ def accumulate(policy, batch, coef, size, only_response=False):
 
 
 def fit(m, lab, hp, steps, summary, eval_every=None, progress=True, out=None, save_every=None,
-        resume=None):
+        resume=None, label=None):
     """Train `lab.policy` in place with method `m` for `steps` steps in all; returns a Run.
 
     summary: the run's summary so far (method, preset, seed, init, ...); `resume`: a state read by
-    `runs.load_state`, to continue where it stopped.
+    `runs.load_state`, to continue where it stopped; label: the progress bar's (default: the method).
     """
     preset, cfg = lab.preset, lab.preset.rl
     section = getattr(preset, m.section)
@@ -113,10 +113,13 @@ def fit(m, lab, hp, steps, summary, eval_every=None, progress=True, out=None, sa
     eval_every = eval_every if eval_every is not None else preset.eval_every
     save_every = save_every if save_every is not None else preset.eval_every
     epochs = getattr(section, "epochs", 1)
+    if isinstance(epochs, bool) or not isinstance(epochs, int) or epochs < 1:
+        raise ValueError(f"epochs (updates per batch) must be a whole number >= 1, got {epochs!r}")
     micro = getattr(preset.llm, "micro_batch", 0) if preset.llm is not None else 0
     only_response = response_only(lab)
     t0 = time.time() - elapsed
-    bar = tqdm(range(trainer.step, steps), desc=m.name, disable=not progress, leave=False)
+    bar = tqdm(range(trainer.step, steps), desc=label or m.name, disable=not progress,
+               leave=False)
     for it in bar:
         for g, base in zip(opt.param_groups, base_lrs):
             g["lr"] = base * _warmup(it, steps)

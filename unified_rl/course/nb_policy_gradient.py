@@ -5,6 +5,7 @@
 - `one_update_ratios`: token and sequence ratios pi_theta / pi_old after one update (GSPO's point).
 - `kl_markdown`: kl.study's exact comparison as a table.
 - `comparison_table` / `plot_comparison`: the policy-family experiment's result.
+- `arms`: a progress bar over the arms a training cell runs (each takes seconds to minutes).
 Every number comes from the package (`advantages`, `coefficients`, `kl.study`, `experiments`).
 """
 
@@ -17,6 +18,13 @@ import torch
 from unified_rl import advantages, coefficients
 from unified_rl.paradigm import surrogate_loss
 from unified_rl.wiring import policy_logp
+
+
+def arms(items, desc="training the arms"):
+    """`items` (a list, or a dict's items) under a tqdm.auto bar: a long cell says how far it is."""
+    from tqdm.auto import tqdm
+    items = list(items)
+    return tqdm(items, desc=desc, total=len(items), unit="arm")
 
 
 def _name(obj):

@@ -94,8 +94,19 @@ def pass_maj_curve(policy, tokenizer, problems, samples, temperature=0.7):
     return out
 
 
+PHASES = {"on": False}
+"""Whether the long phases below say on stderr what they do (`reproduce` without --quiet turns it on)."""
+
+
+def phase(text):
+    if PHASES["on"]:
+        print(text, file=sys.stderr, flush=True)
+
+
 def evaluate_policy(policy, tokenizer, problems, k_problems, samples, temperature=0.7):
     """Greedy accuracy on all `problems`, Pass@K / Maj@K curves on the first `k_problems`."""
+    phase(f"evaluating: greedy on {len(problems)} questions, then sampling {samples} answers to each of "
+          f"{min(k_problems, len(problems))} for Pass@K / Maj@K")
     out = {"greedy": greedy_accuracy(policy, tokenizer, problems)}
     out.update(pass_maj_curve(policy, tokenizer, problems[:k_problems], samples, temperature))
     return out
@@ -183,19 +194,41 @@ def provenance():
             "command": _command()}
 
 
+SHIPPED_SEEDS = 3
+"""The seeds of the shipped results: only a run with as many (or more) may replace them in the notebooks."""
+
+
+def _full(result):
+    seeds = result.get("seeds")
+    return isinstance(seeds, int) and not isinstance(seeds, bool) and seeds >= SHIPPED_SEEDS
+
+
+def check_result_free(name, out, overwrite=False):
+    """ValueError, before an experiment runs, if OUT/NAME.json exists and `overwrite` is not given."""
+    path = os.path.join(out, f"{name}.json")
+    if os.path.lexists(path) and not overwrite:
+        raise ValueError(f"{path} exists; pass --overwrite to replace it, or choose another --out")
+    if os.path.lexists(out) and not os.path.isdir(out):
+        raise ValueError(f"{out} is not a folder; the result is written into a folder")
+
+
 def write_result(name, out, result, plot, cache_key=None):
-    """OUT/NAME.json (with its provenance) and OUT/NAME.png drawn by plot(result); with cache_key, a
-    copy of the JSON in the cache for the notebooks, under the code version that made it. Without
+    """OUT/NAME.json (with its provenance) and OUT/NAME.png drawn by plot(result); with cache_key and
+    at least the shipped number of seeds, a copy of the JSON in the cache for the notebooks, under the code
+    version that made it (a run of fewer seeds never becomes the result they show). Without
     matplotlib (a core-only install) the figure is skipped with a message; the JSON is the result."""
     result.setdefault("provenance", provenance())
     os.makedirs(out, exist_ok=True)
     with open(os.path.join(out, f"{name}.json"), "w") as f:
-        json.dump(result, f, indent=2)
-    if cache_key:
+        json.dump(result, f, indent=2, allow_nan=False)
+    if cache_key and not _full(result):
+        print(f"{name}: a {result.get('seeds')}-seed run is written to {out} only; the notebooks keep "
+              f"showing the {SHIPPED_SEEDS}-seed result", file=sys.stderr)
+    elif cache_key:
         path = cached_result_path(name, cache_key)
         os.makedirs(os.path.dirname(path), exist_ok=True)
         with open(path, "w") as f:
-            json.dump(result, f, indent=2)
+            json.dump(result, f, indent=2, allow_nan=False)
     try:
         import matplotlib.pyplot as plt
     except ImportError:
@@ -224,6 +257,8 @@ def load_cached(name, preset="auto"):
             result = json.load(f)
         if not isinstance(result, dict):
             raise ValueError("not a result")
+        if not _full(result):
+            return None  # fewer seeds than the shipped result: never preferred to it
     except (ValueError, UnicodeDecodeError) as e:
         print(f"the cached result {path} is damaged ({type(e).__name__}); showing the shipped result "
               "instead (delete that file, or re-run the experiment)", file=sys.stderr)
