@@ -7,7 +7,7 @@ import sympy as sp
 import torch
 
 from unified_rl import coefficients, objectives
-from unified_rl.derivations import METHODS, check, derive, outcome_advantage
+from unified_rl.derivations import NAMES, check, derive, outcome_advantage
 
 N = 3  # tokens per response
 rng = np.random.default_rng(0)
@@ -27,7 +27,7 @@ ONE_TOKEN = {"grpo_clip", "dapo", "gspo", "cispo"}
 SLOW = {"dapo", "gspo", "kl_k2_loss", "kl_k3_ratio_loss", "kl_k1_reward"}  # > 2 s each on a busy machine
 
 
-@pytest.mark.parametrize("method", [pytest.param(m, marks=pytest.mark.slow) if m in SLOW else m for m in METHODS])
+@pytest.mark.parametrize("method", [pytest.param(m, marks=pytest.mark.slow) if m in SLOW else m for m in NAMES])
 def test_every_derivation_checks(method):
     assert check(derive(method, n_tokens=1 if method in ONE_TOKEN else 2))
 

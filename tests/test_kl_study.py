@@ -2,7 +2,7 @@
 import pytest
 import torch
 
-from unified_rl import kl_study as K
+from unified_rl.kl import study as K
 
 EXACT, APART = 1e-12, 1e-3
 REV, FWD = "-grad KL(pi || pi_ref)", "-grad KL(pi_ref || pi)"

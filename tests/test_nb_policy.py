@@ -3,8 +3,8 @@ import math
 
 import torch
 
-from unified_rl import kl_study
-from unified_rl.course import nb_policy
+from unified_rl.kl import study as kl_study
+from unified_rl.course import nb_policy_gradient as nb_policy
 from unified_rl.methods import METHODS
 from unified_rl.trainer import make_lab
 from unified_rl.sampling import sample

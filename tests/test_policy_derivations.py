@@ -1,5 +1,5 @@
-"""The sympy derivations of the policy-gradient family (derivations/policy.py) against the package's
-coefficients (coefficients/policy.py, kl_terms.py), and wrong hand forms or claims that must fail."""
+"""The sympy derivations of the policy-gradient family (derivations/policy_gradient.py) against the package's
+coefficients (coefficients/policy_gradient.py, kl/gc.py), and wrong hand forms or claims that must fail."""
 import dataclasses
 
 import numpy as np
@@ -8,9 +8,10 @@ import sympy as sp
 import torch
 
 from unified_rl import advantages as A
-from unified_rl.coefficients import kl_terms as CK, policy as CP
+from unified_rl.coefficients import policy_gradient as CP
+from unified_rl.kl import gc as CK
 from unified_rl.derivations import check, derive
-from unified_rl.derivations import policy as DP
+from unified_rl.derivations import policy_gradient as DP
 
 rng = np.random.default_rng(0)
 MASK = torch.tensor([[1.0, 1.0, 0.0], [1.0, 1.0, 1.0]], dtype=torch.float64)  # lengths 2 and 3 (n = 2)

@@ -1,7 +1,7 @@
 """Oracle tests of the policy-gradient family (Dr. GRPO, DAPO, GSPO, CISPO, RLOO, REINFORCE++, ReMax,
 aggregation, KL terms): autograd of each paper's objective J equals the gradient of the eq-5 surrogate
 with the GC, on ragged random float64 batches, on- and off-policy (clips active). Two independent
-computations: objectives/policy.py never mentions a coefficient."""
+computations: objectives/policy_gradient.py never mentions a coefficient."""
 
 import doctest
 
@@ -10,8 +10,9 @@ import torch
 from hypothesis import given, settings, strategies as st
 
 from unified_rl import advantages as A, paradigm as P
-from unified_rl.coefficients import kl_terms as CK, policy as CP
-from unified_rl.objectives import policy as OP
+from unified_rl.coefficients import policy_gradient as CP
+from unified_rl.kl import gc as CK
+from unified_rl.objectives import policy_gradient as OP
 
 TOL = 1e-10
 AGGS = ("seq-mean-token-mean", "token-mean", "constant")

@@ -41,7 +41,7 @@ def _notebook_text():
 
 def test_the_numbers_notebook_10_quotes_are_the_shipped_ones():
     """Every number in notebook 10's reading of the full run, recomputed from the shipped result."""
-    from unified_rl.course.nb_policy import versus
+    from unified_rl.course.nb_policy_gradient import versus
     from unified_rl.experiments import common
 
     r = common.load_shipped("policy-family")

@@ -5,12 +5,12 @@ import doctest
 import pytest
 import torch
 
-from unified_rl import rewards_policy
-from unified_rl.data_policy import DynamicSampling, GreedyBaselinePairs
+from unified_rl.rewards import policy_gradient as rewards_policy
+from unified_rl.data import DynamicSampling, GreedyBaselinePairs
 from unified_rl.methods import METHODS
-from unified_rl.methods_policy import POLICY
+from unified_rl.methods import POLICY_GRADIENT as POLICY
 from unified_rl.rewards import rule_reward
-from unified_rl.rewards_policy import OverlongReward, overlong_penalty
+from unified_rl.rewards import OverlongReward, overlong_penalty
 from unified_rl.sampling import RESPONSE_SLACK, sample
 from unified_rl.trainer import make_lab
 

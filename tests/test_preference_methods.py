@@ -8,9 +8,9 @@ import pytest
 import torch
 
 from unified_rl import coefficients as C
-from unified_rl.data_preference import LabelledSamples
+from unified_rl.data import LabelledSamples
 from unified_rl.methods import METHODS
-from unified_rl.methods_preference import PREFERENCE
+from unified_rl.methods.preference import PREFERENCE
 from unified_rl.paradigm import step_from_tensors
 from unified_rl.presets import RLConfig
 from unified_rl.trainer import make_lab, train

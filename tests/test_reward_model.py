@@ -8,7 +8,7 @@ import pytest
 import torch
 
 from unified_rl.models import ModelConfig, build_policy
-from unified_rl.reward_model import RewardModel, auc, train_reward_model
+from unified_rl.rewards.model import RewardModel, auc, train_reward_model
 from unified_rl.sampling import rollout_from_texts
 from unified_rl.task import TaskConfig, make_splits
 

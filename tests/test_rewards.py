@@ -4,7 +4,7 @@ import pytest
 import torch
 
 from unified_rl.models import ModelConfig, build_policy
-from unified_rl.reward_model import RewardModel
+from unified_rl.rewards.model import RewardModel
 from unified_rl.rewards import _char_ends, ModelReward, NoisyReward, RuleReward, process_rewards, rule_reward
 from unified_rl.sampling import rollout_from_texts, sample
 from unified_rl.task import TaskConfig, make_problem

@@ -15,7 +15,7 @@ from unified_rl.data import PreferencePairs
 from unified_rl.methods import METHODS
 from unified_rl.models import load_policy
 from unified_rl.trainer import make_lab, train
-from unified_rl.verify import METHODS as ORACLE_METHODS, model_oracle
+from unified_rl.verify import ORACLE_KEYS as ORACLE_METHODS, model_oracle
 
 
 @pytest.fixture(autouse=True)
@@ -184,3 +184,25 @@ def test_a_registered_coefficient_runs_on_bare_tensors():
                              logp_ref=torch.cat([rc, rr]))
     cc, cr = C.dpo(lc, rc, mc, lr, rr, mr, 0.3)
     assert torch.equal(METHODS["dpo"].coefficient(step), 2 * torch.cat([cc, cr]))
+
+
+def test_an_hparam_named_like_a_preset_setting_is_an_error():
+    """train(name, lr=...) sets RLConfig.lr: a method's own `lr` field could never be set, so it is refused."""
+    import dataclasses as dc
+
+    from unified_rl.presets import get_preset
+    from unified_rl.wiring import check_hparams, configure
+
+    @dc.dataclass(frozen=True)
+    class Clashing:
+        lr: float = 1.0
+        own_knob: float = 2.0
+
+    m = dc.replace(METHODS["grpo"], name="clash", hparams=Clashing())
+    with pytest.raises(ValueError, match=r"\['lr'\].*RLConfig"):
+        configure(m, get_preset("tiny"), {"lr": 3.0})
+    ok = dc.replace(m, hparams=dc.make_dataclass("Fine", [("own_knob", float, 2.0)], frozen=True)())
+    _, hp = configure(ok, get_preset("tiny"), {"own_knob": 5.0})
+    assert hp.own_knob == 5.0
+    for registered in METHODS.values():  # every registered method passes
+        check_hparams(registered, get_preset("tiny"))

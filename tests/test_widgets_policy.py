@@ -5,7 +5,7 @@ import torch
 
 from unified_rl import coefficients as C
 from unified_rl.course import explorer as xp
-from unified_rl.course.widgets_policy import MAX_LEN, length_pushes, policy_explorer, ratio_gcs
+from unified_rl.course.widgets_policy_gradient import MAX_LEN, length_pushes, policy_explorer, ratio_gcs
 
 
 def test_main_control_changes_the_output_and_tracks_stay_usable():

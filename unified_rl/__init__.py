@@ -2,8 +2,10 @@
 
     grad J = E[(q, o) ~ D] ( 1/|o| sum_t GC(q, o, t) grad log pi(o_t | q, o_<t) )
 
-The folder listing is the paradigm: `paradigm` (eq 5 as a loss), `coefficients` (GC of each method),
-`objectives` (each method's own J, the oracle), `advantages`, `kl`, `derivations` (sympy), `metrics`.
+The folder listing is the paradigm: `paradigm` (eq 5 as a loss), its three components `data/`
+(where (q, o) come from), `rewards/` (how good o is) and `coefficients/` (GC of each method), the
+registry `methods/` that combines them, `objectives/` (each method's own J, the oracle),
+`derivations/` (sympy), `advantages`, `kl/`, `metrics`.
 Layers, contracts and the run folder: docs/ARCHITECTURE.md.
 """
 

@@ -22,7 +22,7 @@ from .methods import SFT
 from .wiring import configure
 
 PACKAGE = os.path.dirname(os.path.abspath(__file__))
-SFT_CODE = ("task.py", "tokenizer.py", "models.py", "sampling.py", "data.py", "paradigm.py", "wiring.py",
+SFT_CODE = ("task.py", "tokenizer.py", "models.py", "sampling.py", "data/core.py", "paradigm.py", "wiring.py",
             "loop.py", "lab.py", "presets.py")
 """The modules whose code decides the SFT model (comments and docstrings aside)."""
 

@@ -2,7 +2,7 @@
 
 The policy is a plain `transformers.GPT2LMHeadModel` (nothing downloaded), so it saves and loads
 with `save_pretrained` / `from_pretrained`, and `load_policy` accepts any causal LM path instead.
-`ValueModel` (PPO's critic, DeepSeekMath eq 15-18) and `reward_model.RewardModel` (§4.1.2's learned
+`ValueModel` (PPO's critic, DeepSeekMath eq 15-18) and `rewards.model.RewardModel` (§4.1.2's learned
 reward) are a transformer backbone with a linear head (`_ScalarHeadModel`); they save the backbone
 with `save_pretrained` and the head beside it.
 References: https://huggingface.co/docs/transformers/model_doc/gpt2

@@ -17,7 +17,7 @@ import torch
 from . import _checks
 
 SECTIONS = ("sft", "rl")  # which preset section (SFTConfig or RLConfig) sizes a method's run
-INITS = ("scratch", "sft")  # where a run starts by default: a fresh model, or the cached SFT model
+INIT_CHOICES = ("scratch", "sft")  # Method.init: where a run starts by default: a fresh model, or the cached SFT model
 
 
 def surrogate_loss(logp, coef, mask):
@@ -101,8 +101,8 @@ class Method:
     def __post_init__(self):
         if self.section not in SECTIONS:
             raise ValueError(f"method {self.name!r}: section must be one of {SECTIONS}, got {self.section!r}")
-        if self.init not in INITS:
-            raise ValueError(f"method {self.name!r}: init must be one of {INITS}, got {self.init!r}")
+        if self.init not in INIT_CHOICES:
+            raise ValueError(f"method {self.name!r}: init must be one of {INIT_CHOICES}, got {self.init!r}")
         if self.hparams is not None and not (dataclasses.is_dataclass(self.hparams)
                                              and not isinstance(self.hparams, type)):
             raise ValueError(f"method {self.name!r}: hparams must be a dataclass instance, got {self.hparams!r}")

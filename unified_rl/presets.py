@@ -33,7 +33,8 @@ class RLConfig:
     prompts_per_step: int = 16
     """questions per batch"""
     group_size: int = 8
-    """samples per question (G of GRPO; RFT and DPO draw this many from the frozen model)"""
+    """samples per question of the online methods (G of GRPO); the frozen sources of RFT, DPO and the
+    other pair methods draw `frozen_samples` instead"""
     lr: float = 1e-4
     """AdamW learning rate of the policy (RL moves a trained model: 10x below SFT's)"""
     temperature: float = 1.0

@@ -22,8 +22,8 @@ from .wiring import configure
 
 hf_logging.disable_progress_bar()  # saving/loading a 100K-parameter model needs no progress bar
 
-INITS = {"scratch": lambda preset, seed, progress: None, "sft": cache.sft_checkpoint}
-"""Where a method starts unless `init` says otherwise (Method.init)."""
+START_CHECKPOINT = {"scratch": lambda preset, seed, progress: None, "sft": cache.sft_checkpoint}
+"""The checkpoint each Method.init choice starts from unless `init` says otherwise (None: a fresh model)."""
 
 
 def max_steps_cap():
@@ -96,7 +96,7 @@ def train(method="grpo", preset="auto", steps=None, seed=0, init=None, out=None,
         if state is not None:
             init, start = state["summary"]["init"], os.path.join(out, "checkpoint")
         else:
-            init = init if init is not None else INITS[m.init](run_preset, seed, progress)
+            init = init if init is not None else START_CHECKPOINT[m.init](run_preset, seed, progress)
             start = init
         seed_everything(seed)  # after the SFT cache, which may have trained in this process
         lab = _lab_from(run_preset, seed, start, cached)

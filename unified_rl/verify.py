@@ -22,7 +22,7 @@ from .sampling import sample
 from .wiring import coefficient_of, policy_logp, prepare, step_of
 
 
-class _OracleNames:
+class _OracleKeys:
     """The oracle's result keys, read live from METHODS: each method, plus NAME-clipped for the
     off-policy ones (their coefficient also checked with logp_old != logp)."""
 
@@ -45,7 +45,7 @@ class _OracleNames:
         return repr(tuple(self._names()))
 
 
-METHODS = _OracleNames()
+ORACLE_KEYS = _OracleKeys()
 
 
 def _grad(model, loss):
@@ -85,13 +85,13 @@ def _diff(m, lab, prep, logp_old_shift, hp):
 def model_oracle(policy, tokenizer, problems, methods=None, group_size=4, seed=0):
     """{key: max |grad_theta J - grad_theta surrogate|} on a batch sampled from `policy` (float64).
 
-    Keys: every method in METHODS (on-policy, and for methods that ignore logp_old also off-policy:
+    Keys (ORACLE_KEYS): every method in methods.METHODS (on-policy, and for methods that ignore logp_old also off-policy:
     the larger difference), and NAME-clipped for off-policy methods with logp_old != logp.
     """
-    names = list(METHODS) if methods is None else list(methods)
-    unknown = [n for n in names if n not in METHODS]
+    names = list(ORACLE_KEYS) if methods is None else list(methods)
+    unknown = [n for n in names if n not in ORACLE_KEYS]
     if unknown:
-        raise ValueError(f"unknown methods {sorted(unknown)}; choose from {tuple(METHODS)}")
+        raise ValueError(f"unknown methods {sorted(unknown)}; choose from {tuple(ORACLE_KEYS)}")
     torch.manual_seed(seed)
     model = copy.deepcopy(policy).double().cpu()
     lab = _oracle_lab(model, tokenizer, problems, group_size, seed)

@@ -15,11 +15,23 @@ from .paradigm import Step
 from .sampling import token_logp
 
 
+def check_hparams(method, preset):
+    """ValueError if a field of the method's hparams shares a name with its preset section's settings:
+    `train(name, field=...)` sets the section's field, so the method's own could never be set."""
+    own = {f.name for f in fields(getattr(preset, method.section))}
+    hp_names = {f.name for f in fields(method.hparams)} if method.hparams is not None else set()
+    clash = sorted(own & hp_names)
+    if clash:
+        raise ValueError(f"method {method.name!r}: its hparams field(s) {clash} have the names of "
+                         f"{type(getattr(preset, method.section)).__name__} fields, so they could never be "
+                         "set; give them names of their own (e.g. prefixed with the method's name)")
+    return own, hp_names
+
+
 def configure(method, preset, overrides):
     """(preset, hparams) of a run: the method's defaults and the caller's overrides applied."""
     section = getattr(preset, method.section)
-    own = {f.name for f in fields(section)}
-    hp_names = {f.name for f in fields(method.hparams)} if method.hparams is not None else set()
+    own, hp_names = check_hparams(method, preset)
     merged = {**method.defaults, **overrides}  # the caller's word wins
     unknown = sorted(set(merged) - own - hp_names)
     if unknown:

@@ -5,16 +5,17 @@ plug it into `paradigm.surrogate_loss` and the gradient is exactly grad J (tests
 Every function is pure, returns a detached (B, T) tensor that is 0 off the mask, and names the
 equation it implements.
 
-`paper` holds DeepSeekMath's six (appendix A.1, eq 7-21); every name is importable from here.
+`paper` holds DeepSeekMath's six (appendix A.1, eq 7-21), `policy_gradient` the methods after GRPO,
+`preference` those beside DPO; the KL terms come from `kl.gc`. Every name is importable from here.
 """
 
 from .paper import dpo, grpo, online_rft, ppo, rft, sft
 from .preference import ipo, kto, kto_reference_point, orpo, simpo
-from .kl_terms import kl_in_reward, kl_penalty
-from .policy import (AGGREGATIONS, aggregation_weight, cispo, dapo, dr_grpo, gspo, reinforce_pp,
+from ..kl.gc import kl_in_reward, kl_penalty
+from .policy_gradient import (AGGREGATIONS, aggregation_weight, cispo, dapo, dr_grpo, gspo, reinforce_pp,
                      reinforce_pp_advantage, remax, rloo)
 
 __all__ = ["dpo", "grpo", "online_rft", "ppo", "rft", "sft"]
 __all__ += ["ipo", "kto", "kto_reference_point", "orpo", "simpo"]  # preference.py
 __all__ += ["AGGREGATIONS", "aggregation_weight", "cispo", "dapo", "dr_grpo", "gspo", "kl_in_reward",
-            "kl_penalty", "reinforce_pp", "reinforce_pp_advantage", "remax", "rloo"]  # policy.py, kl_terms.py
+            "kl_penalty", "reinforce_pp", "reinforce_pp_advantage", "remax", "rloo"]  # policy_gradient.py, kl/gc.py

@@ -5,7 +5,7 @@ sample in per-token log-prob symbols (ell_t = log pi_theta(o_t), ell^old_t, ell^
 differentiates it, and `check` proves the result equal to the hand-derived form and relates it to
 the GC the paper prints.
 
-    d = derive("dpo")      # a Derivation: objective, gc, hand, printed, notes
+    d = derive("dpo")      # a Derivation (NAMES lists every derivation): objective, gc, hand, printed, notes
     check(d)               # AssertionError with a readable message if any claim fails
     d                      # in a notebook: renders J, the derived GC and the printed form
 
@@ -13,20 +13,20 @@ the GC the paper prints.
 """
 from . import paper
 from . import preference
-from . import policy
+from . import policy_gradient
 from .core import (BETA, EPS, Derivation, check_derivation, clip, clipped_gc, outcome_advantage,
                    sigmoid)
 
 REGISTRY = {**paper.REGISTRY}
 REGISTRY.update(preference.REGISTRY)  # IPO, SimPO, KTO, ORPO
-REGISTRY.update(policy.REGISTRY)  # Dr. GRPO, DAPO, GSPO, CISPO, RLOO, REINFORCE++, ReMax, aggregation, KL terms
-METHODS = tuple(REGISTRY)
+REGISTRY.update(policy_gradient.REGISTRY)  # Dr. GRPO, DAPO, GSPO, CISPO, RLOO, REINFORCE++, ReMax, aggregation, KL terms
+NAMES = tuple(REGISTRY)
 
 
 def derive(method, n_tokens=3, **options):
-    """The Derivation of one method (see METHODS) with n_tokens per response."""
+    """The Derivation of one method (see NAMES) with n_tokens per response."""
     if method not in REGISTRY:
-        raise ValueError(f"unknown method {method!r}; known: {', '.join(METHODS)}")
+        raise ValueError(f"unknown method {method!r}; known: {', '.join(NAMES)}")
     if not isinstance(n_tokens, int) or n_tokens < 1:
         raise ValueError(f"n_tokens must be a positive int, got {n_tokens!r}")
     return REGISTRY[method](n_tokens, **options)
@@ -37,5 +37,5 @@ def check(method, n_tokens=3):
     return check_derivation(derive(method, n_tokens) if isinstance(method, str) else method)
 
 
-__all__ = ["BETA", "EPS", "Derivation", "METHODS", "REGISTRY", "check", "clip", "clipped_gc", "derive",
+__all__ = ["BETA", "EPS", "Derivation", "NAMES", "REGISTRY", "check", "clip", "clipped_gc", "derive",
            "outcome_advantage", "paper", "sigmoid"]

@@ -3,7 +3,7 @@
 Every arm starts from the same SFT model and takes the same number of optimizer steps, each on as
 many responses (16 pairs = 32 responses; KTO: 32 unpaired responses, plus the 32 mismatched rows
 that only set its reference point z0), each method at its own measured regime (its Method defaults
-and settings, methods_preference.py). One control arm, ORPO with lambda = 0, is SFT on the chosen
+and settings, methods/preference.py). One control arm, ORPO with lambda = 0, is SFT on the chosen
 answers alone: it shows how much of ORPO's result its odds-ratio term adds; another, DPO at IPO's
 learning rate, shows what DPO does where IPO still holds.
 

@@ -5,7 +5,7 @@ GRPO trains from one SFT model with three rewards and the same budget:
 - `outcome`: the rule checks the final answer (§4.1.2, outcome supervision);
 - `process`: the rule checks every column-sum step, each step's reward on the token that closes it,
   normalised over the group and summed from each token onward (§4.1.3, `grpo-process`);
-- `learned`: a reward model (`reward_model.RewardModel`: the SFT model's trunk under a scalar head)
+- `learned`: a reward model (`rewards.model.RewardModel`: the SFT model's trunk under a scalar head)
   trained on samples of the SFT model scored by the rule, then used in its place (`ModelReward`);
   the samples and seconds spent building it are charged to this arm before its first RL step. How
   well it ranks right above wrong (AUC) is measured three times: on its training samples, on SFT
@@ -25,7 +25,7 @@ import torch
 
 from ..evaluation import greedy_accuracy
 from ..methods import METHODS
-from ..reward_model import RewardModel, auc, train_reward_model
+from ..rewards.model import RewardModel, auc, train_reward_model
 from ..rewards import ModelReward, rule_reward
 from ..sampling import sample
 from ..trainer import train

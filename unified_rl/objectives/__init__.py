@@ -9,8 +9,8 @@ maximised and average over the batch (per response 1/|o| sum_t, then mean over i
 
 from .paper import dpo, grpo, online_rft, ppo, rft, sft
 from .preference import ipo, kto, orpo, simpo
-from .policy import cispo, dapo, dr_grpo, gspo, kl_penalty, reinforce_pp, remax, rloo
+from .policy_gradient import cispo, dapo, dr_grpo, gspo, kl_penalty, reinforce_pp, remax, rloo
 
 __all__ = ["dpo", "grpo", "online_rft", "ppo", "rft", "sft"]
 __all__ += ["ipo", "kto", "orpo", "simpo"]  # preference.py
-__all__ += ["cispo", "dapo", "dr_grpo", "gspo", "kl_penalty", "reinforce_pp", "remax", "rloo"]  # policy.py
+__all__ += ["cispo", "dapo", "dr_grpo", "gspo", "kl_penalty", "reinforce_pp", "remax", "rloo"]  # policy_gradient.py

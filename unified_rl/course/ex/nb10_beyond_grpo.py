@@ -3,7 +3,7 @@ loss, which KL GRPO's k3 penalty follows, and RLOO's baseline.
 
 In the notebook:  from unified_rl.course.ex.nb10_beyond_grpo import q1, q2, q3, q4, q5
 References are the package's own functions (`coefficients.dr_grpo`, `coefficients.cispo`,
-`kl_study`), never a copy; each exercise carries plausible wrong answers its checker must reject.
+`kl.study`), never a copy; each exercise carries plausible wrong answers its checker must reject.
 """
 
 import sympy

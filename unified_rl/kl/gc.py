@@ -1,20 +1,23 @@
 """The GC term of a KL penalty, for each estimator and for each place it can sit (loss or reward).
 
 With x = logp_ref - logp per token (J. Schulman, "Approximating KL divergence",
-http://joschu.net/blog/kl-approx.html; kl.py), a penalty -beta k added to J per token gives
+http://joschu.net/blog/kl-approx.html; kl/estimators.py), a penalty -beta k added to J per token gives
 GC += beta * d(-k)/dlogp:
     k1 = -x            as a loss: -beta            zero in expectation: E_pi[grad log pi] = 0
     k2 = x^2 / 2       as a loss: beta x           E = -beta grad KL(pi || pi_ref)  (reverse)
     k3 = e^x - 1 - x   as a loss: beta (e^x - 1)   E = -beta grad KL(pi_ref || pi)  (forward; eq 21)
     r k3, r = pi/pi_old (TRL's use_bias_correction_kl): beta r x   E = -beta grad KL(pi || pi_ref)
     k1 in the reward (REINFORCE++, PPO's eq 2): -beta sum_{t' >= t} k1_t'  E = -beta grad KL(pi || pi_ref)
-"E" is the expectation over o ~ pi at pi_old = pi; kl_study.py computes each exactly on a tiny vocabulary.
+"E" is the expectation over o ~ pi at pi_old = pi; kl/study.py computes each exactly on a tiny vocabulary.
 """
 
 import torch
 
 from .. import _checks, advantages
-from .paper import _mask
+
+
+def _mask(mask):
+    return _checks.response_mask(mask).detach()
 
 
 def _k1_loss(x, ratio):

@@ -1,6 +1,6 @@
 """Which KL does each estimator's gradient follow? Exact expectations on a tiny vocabulary.
 
-A KL penalty estimated from samples o ~ pi adds a GC term (coefficients/kl_terms.py). Its expected
+A KL penalty estimated from samples o ~ pi adds a GC term (kl/gc.py). Its expected
 gradient E_{o ~ pi}[GC(o) grad log pi(o)] is computed here exactly, by enumerating every o (no
 sampling), and compared with the exact gradients of KL(pi || pi_ref) (reverse) and KL(pi_ref || pi)
 (forward). Two worlds: one token from a categorical pi = softmax(z), and responses of two tokens
@@ -14,7 +14,7 @@ import itertools
 
 import torch
 
-from .coefficients import kl_in_reward, kl_penalty
+from .gc import kl_in_reward, kl_penalty
 
 # how each estimator is used -> its GC term on (B, T) tensors (beta = 1); old: log pi_old, the sampler
 USES = {

@@ -9,7 +9,7 @@ Reference: http://joschu.net/blog/kl-approx.html ; DeepSeekMath eq 4.
 
 import torch
 
-from . import _checks
+from .. import _checks
 
 
 def _log_ratio(logp, logp_ref):

@@ -10,22 +10,20 @@
 | grpo       | PolicySamples          | rule            | A-hat + beta (pi_ref/pi - 1)       eq 21|
 | grpo-process | PolicySamples        | per-step rule   | process A-hat + KL term (§4.1.3)        |
 
-No method is a branch in the trainer: each is a `paradigm.Method` value in `METHODS`. Each carries
+No method is a branch in the trainer: each is a `paradigm.Method` value in `methods.METHODS`. Each carries
 its own objective J (from `objectives`, never from its coefficient), so `verify.model_oracle` can
 prove that the coefficient the trainer calls is J's. Adding a method: docs/ARCHITECTURE.md.
 """
 
 import torch
 
-from . import coefficients as C, objectives as O
-from .advantages import gae, group_relative_process
-from .data import FixedDataset, FrozenPolicySamples, PolicySamples, PreferencePairs, pairs  # noqa: F401
-from .kl import k1
-from .methods_policy import POLICY
-from .methods_preference import PREFERENCE
-from .models import ValueModel
-from .paradigm import Method
-from .rewards import RuleReward, process_rewards
+from .. import coefficients as C, objectives as O
+from ..advantages import gae, group_relative_process
+from ..data import FixedDataset, FrozenPolicySamples, PolicySamples, PreferencePairs, pairs
+from ..kl import k1
+from ..models import ValueModel
+from ..paradigm import Method
+from ..rewards import RuleReward, process_rewards
 
 rule = RuleReward()
 
@@ -139,16 +137,16 @@ def process_advantage(lab, batch, scores, logp_ref, critic):
     return group_relative_process(step_rewards, step_mask, batch.group_size, mask=batch.mask)
 
 
-PAPER = "DeepSeekMath {}, arXiv 2402.03300"
+_CITE = "DeepSeekMath {}, arXiv 2402.03300"
 SFT = Method("sft", FixedDataset, None, sft_gc, objective=sft_objective, section="sft", uses_ref=False,
-             init="scratch", paper=PAPER.format("eq 6-7"), summary="imitate human-written solutions")
-RFT = Method("rft", FrozenPolicySamples, rule, rft_gc, objective=rft_objective, paper=PAPER.format("eq 8-10"),
+             init="scratch", paper=_CITE.format("eq 6-7"), summary="imitate human-written solutions")
+RFT = Method("rft", FrozenPolicySamples, rule, rft_gc, objective=rft_objective, paper=_CITE.format("eq 8-10"),
              summary="imitate the SFT model's correct samples")
 ONLINE_RFT = Method("online-rft", PolicySamples, rule, rft_gc,  # eq 11: the very same GC as eq 10
-                    objective=online_rft_objective, paper=PAPER.format("eq 11"),
+                    objective=online_rft_objective, paper=_CITE.format("eq 11"),
                     summary="imitate the policy's own correct samples")
 DPO = Method("dpo", PreferencePairs, rule, dpo_gc, objective=dpo_objective,
-             paper=PAPER.format("eq 12-14") + "; Rafailov et al., arXiv 2305.18290",
+             paper=_CITE.format("eq 12-14") + "; Rafailov et al., arXiv 2305.18290",
              summary="raise correct over incorrect SFT samples, relative to pi_ref",
              # nothing but the saturating sigmoid stops DPO pushing rejected answers down, and its
              # pairs never come from the policy it has become: held-out accuracy from SFT's 0.44
@@ -157,25 +155,14 @@ DPO = Method("dpo", PreferencePairs, rule, dpo_gc, objective=dpo_objective,
              defaults={"lr": 1e-5, "steps": 30})
 PPO = Method("ppo", PolicySamples, rule, ppo_gc, objective=ppo_objective, advantage=ppo_advantage,
              extra_loss=Critic, off_policy=True,
-             paper=PAPER.format("eq 15-18 (eq 2's KL reward)") + "; GAE: arXiv 1506.02438",
+             paper=_CITE.format("eq 15-18 (eq 2's KL reward)") + "; GAE: arXiv 1506.02438",
              summary="policy gradient with GAE advantages from a learned value model")
 GRPO = Method("grpo", PolicySamples, rule, grpo_gc, objective=grpo_objective, off_policy=True,
-              paper=PAPER.format("eq 19-21"),
+              paper=_CITE.format("eq 19-21"),
               summary="policy gradient with group-relative advantages and a k3 KL penalty")
 GRPO_PROCESS = Method("grpo-process", PolicySamples, rule, grpo_gc, objective=grpo_objective,
                       advantage=process_advantage, off_policy=True,
-                      paper=PAPER.format("§4.1.3 with eq 19-21"),
+                      paper=_CITE.format("§4.1.3 with eq 19-21"),
                       summary="GRPO with per-step (process) rewards")
 
-METHODS = {m.name: m for m in (SFT, RFT, ONLINE_RFT, DPO, PPO, GRPO, GRPO_PROCESS)}
-METHODS.update({m.name: m for m in PREFERENCE})  # IPO, SimPO, KTO, ORPO: methods_preference.py
-METHODS.update({m.name: m for m in POLICY})  # Dr. GRPO, DAPO, GSPO, CISPO, RLOO, REINFORCE++, ReMax: methods_policy.py
-
-
-def get_method(name):
-    """A method by name (or a Method passed through)."""
-    if isinstance(name, Method):
-        return name
-    if name not in METHODS:
-        raise ValueError(f"unknown method {name!r}; choose one of {', '.join(METHODS)}")
-    return METHODS[name]
+DEEPSEEKMATH = (SFT, RFT, ONLINE_RFT, DPO, PPO, GRPO, GRPO_PROCESS)

@@ -9,8 +9,8 @@ right above wrong responses (0.5: it knows nothing). `rewards.ModelReward` turns
 import torch
 import torch.nn.functional as F
 
-from .models import _ScalarHeadModel, pick_device
-from .sampling import rollout_from_texts
+from ..models import _ScalarHeadModel, pick_device
+from ..sampling import rollout_from_texts
 
 
 class RewardModel(_ScalarHeadModel):

@@ -16,8 +16,8 @@ carry what a resumed run needs to continue the same stream of batches (the contr
 
 import random
 
-from .rewards import RuleReward
-from .sampling import cat_rollouts, rollout_from_texts, sample
+from ..rewards import RuleReward
+from ..sampling import cat_rollouts, rollout_from_texts, sample
 
 
 class _Source:

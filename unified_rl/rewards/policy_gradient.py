@@ -11,8 +11,8 @@ length at which the sampler cuts a row (sampling.sample), so a cut response gets
 
 import torch
 
-from .rewards import RuleReward
-from .sampling import RESPONSE_SLACK
+from .core import RuleReward
+from ..sampling import RESPONSE_SLACK
 
 
 def overlong_penalty(lengths, max_len, cache_len):

@@ -14,8 +14,8 @@ from itertools import accumulate
 
 import torch
 
-from .sampling import rollout_from_texts
-from .task import parse_answer, parse_steps, step_spans
+from ..sampling import rollout_from_texts
+from ..task import parse_answer, parse_steps, step_spans
 
 
 def rule_reward(problems, texts) -> torch.Tensor:

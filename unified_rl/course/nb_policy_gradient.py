@@ -3,9 +3,9 @@
 - `method_table`: METHODS' (data source, reward, GC, paper) rows as Markdown.
 - `std_weights`: how much total push a question gets with and without GRPO's division by the std.
 - `one_update_ratios`: token and sequence ratios pi_theta / pi_old after one update (GSPO's point).
-- `kl_markdown`: kl_study's exact comparison as a table.
+- `kl_markdown`: kl.study's exact comparison as a table.
 - `comparison_table` / `plot_comparison`: the policy-family experiment's result.
-Every number comes from the package (`advantages`, `coefficients`, `kl_study`, `experiments`).
+Every number comes from the package (`advantages`, `coefficients`, `kl.study`, `experiments`).
 """
 
 import copy

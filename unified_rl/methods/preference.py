@@ -19,11 +19,10 @@ from dataclasses import dataclass
 
 import torch
 
-from . import coefficients as C, objectives as O
-from .data import PreferencePairs, pairs
-from .data_preference import LabelledSamples
-from .paradigm import Method
-from .rewards import RuleReward
+from .. import coefficients as C, objectives as O
+from ..data import LabelledSamples, PreferencePairs, pairs
+from ..paradigm import Method
+from ..rewards import RuleReward
 
 rule = RuleReward()
 

@@ -3,7 +3,7 @@
 No gradient coefficient appears here: advantages are computed from the rewards as each paper states
 them (not through `advantages`), aggregation is written as the sum and the normaliser each paper
 prints, and stop-gradients are `.detach()`. The tests check that autograd of each J equals the
-gradient of `paradigm.surrogate_loss` with the GC of coefficients/policy.py. All are maximised.
+gradient of `paradigm.surrogate_loss` with the GC of coefficients/policy_gradient.py. All are maximised.
 """
 
 import torch
@@ -14,7 +14,7 @@ _AGG = ("seq-mean-token-mean", "token-mean", "constant")
 
 
 def _aggregate(terms, mask, aggregation, group_size=None, max_len=None):
-    """One number from per-token terms f_{i,t} (coefficients/policy.py lists the three choices)."""
+    """One number from per-token terms f_{i,t} (coefficients/policy_gradient.py lists the three choices)."""
     if aggregation not in _AGG:
         raise ValueError(f"unknown aggregation {aggregation!r}; choose one of {', '.join(_AGG)}")
     B = mask.shape[0]

@@ -2,7 +2,7 @@
 
 Responses of a group have different lengths here (n and n+1 tokens), because what these methods
 change is mostly how |o_i| enters. GC = B |o_i| dJ/d ell_{i,t} for a batch of B responses (eq 5's
-convention, coefficients/policy.py). A stop-gradient sg(x) is written with a copy of the symbol
+convention, coefficients/policy_gradient.py). A stop-gradient sg(x) is written with a copy of the symbol
 (ell-bar) that is set equal to ell after differentiating. The KL derivations also prove, with exact
 sums over a 3-token vocabulary, which KL each estimator's expected gradient follows.
 """
@@ -41,7 +41,7 @@ def _aggregate(terms, aggregation):
 
 
 def _weight(rows, aggregation):
-    """The hand-derived row factor (coefficients.policy.aggregation_weight) for each token."""
+    """The hand-derived row factor (coefficients.policy_gradient.aggregation_weight) for each token."""
     B, N = len(rows), sum(len(r) for r in rows)
     w = {"seq-mean-token-mean": lambda n: sp.Integer(1), "token-mean": lambda n: sp.Rational(B * n, N),
          "constant": lambda n: n / L}[aggregation]
@@ -57,7 +57,7 @@ def _aggregation(n, aggregation="seq-mean-token-mean"):
     notes = (f"Per-token terms A_i ell_{{i,t}} aggregated by {aggregation}; two responses of {n} and "
              f"{n + 1} tokens. The GC is A_i times the row factor of coefficients.aggregation_weight.",)
     symbols = {"logp": _flat(l), "adv": A} | ({"max_len": L} if aggregation == "constant" else {})
-    return Derivation(f"aggregation: {aggregation}", "coefficients/policy.py", J, _gc(J, l), hand, None,
+    return Derivation(f"aggregation: {aggregation}", "coefficients/policy_gradient.py", J, _gc(J, l), hand, None,
                       symbols, notes=notes, scale="B\\,|o_i|")
 
 
@@ -254,7 +254,7 @@ def _kl(n, use, target=None):
     what = "zero" if target is None else f"minus beta times the gradient of the {target} KL"
     notes = ("The claims sum over every token of a 3-token vocabulary (pi = softmax(z), pi_ref = softmax(w)), "
              f"on-policy: the expected gradient is {what}.",)
-    return Derivation(f"kl_{use}", "coefficients/kl_terms.py", J, gc, hand, None, symbols, claims, notes=notes)
+    return Derivation(f"kl_{use}", "kl/gc.py", J, gc, hand, None, symbols, claims, notes=notes)
 
 
 REGISTRY = {

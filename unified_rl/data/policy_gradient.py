@@ -9,19 +9,21 @@ Both subclass `data._Source` (its question RNG is their whole state: nothing is 
 batches), so a resumed run continues the same stream (docs/ARCHITECTURE.md).
 """
 
-from .data import PolicySamples, _Source
-from .rewards import RuleReward
-from .sampling import cat_rollouts, sample
+from .core import PolicySamples, _Source
+from ..rewards import RuleReward
+from ..sampling import cat_rollouts, sample
 
 
 class DynamicSampling(PolicySamples):
     """DAPO §3.2: drop the groups whose G answers are all right or all wrong, and sample more.
 
-    Such a group has A-hat = 0 for every answer, so its GC is 0 (DAPO has no KL term): it costs G
-    samples and moves nothing. The source keeps drawing batches of prompts_per_step questions until
-    it has prompts_per_step informative groups, or `max_draws` batches (then it returns those it has;
-    if none, the last batch, whose step is then a no-op). `drawn` records the samples each batch
-    cost, to compare methods at an equal sampling budget.
+    The filter reads accuracy (the rule reward), as the paper's does. Under the rule reward alone such
+    a group has A-hat = 0 for every answer, so its GC is 0 (DAPO has no KL term); under DAPO's reward
+    (rule + overlong shaping, rewards.OverlongReward) its answers can still differ by their length
+    penalties, so a kept batch of all-equal-accuracy groups is not always a no-op. The source keeps
+    drawing batches of prompts_per_step questions until it has prompts_per_step groups of mixed
+    accuracy, or `max_draws` batches (then it returns those it has; if none, the last batch).
+    `drawn` records the samples each batch cost, to compare methods at an equal sampling budget.
     """
 
     max_draws = 4
@@ -47,7 +49,7 @@ class DynamicSampling(PolicySamples):
                 break
         self.drawn.append(cost)
         if not kept:
-            return r  # every group of every draw was all-equal: GC 0, nothing to learn this step
+            return r  # every group of every draw was all right or all wrong: only overlong penalties move it
         return cat_rollouts(kept, pad_token_id=lab.tokenizer.pad_token_id) if len(kept) > 1 else kept[0]
 
 

@@ -13,8 +13,8 @@ those rows too, so that the coefficient computes z0 from the same forward pass (
 paper does) without any change to the trainer.
 """
 
-from .data import _Source
-from .sampling import cat_rollouts, rollout_from_texts, sample
+from .core import _Source
+from ..sampling import cat_rollouts, rollout_from_texts, sample
 
 
 class LabelledSamples(_Source):

@@ -4,7 +4,7 @@ CISPO, RLOO, REINFORCE++ and ReMax, and loss aggregation as one explicit choice.
 Same contract as `paper`: GC(q, o, t) = B |o_i| dJ/dlogp_{i,t} for a batch of B responses, so that
 `paradigm.surrogate_loss` (which divides each response by |o_i|) has exactly grad J; every function
 is pure, returns a detached (B, T) tensor, 0 off the mask. Each is proven against its objective
-(objectives/policy.py) in tests/test_policy_family.py and derived in derivations/policy.py.
+(objectives/policy_gradient.py) in tests/test_policy_family.py and derived in derivations/policy_gradient.py.
 
 Aggregation is how per-token terms f_{i,t} become one number. Its GC factor per row is:
     seq-mean-token-mean   (1/B) sum_i (1/|o_i|) sum_t f      -> 1              (DeepSeekMath, GSPO)

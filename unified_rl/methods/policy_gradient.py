@@ -1,6 +1,6 @@
 """The policy-gradient family after DeepSeekMath as Method values: data source, reward, GC, objective.
 
-| method      | data source         | reward          | GC (coefficients/policy.py)                             |
+| method      | data source         | reward          | GC (coefficients/policy_gradient.py)                             |
 |-------------|---------------------|-----------------|---------------------------------------------------------|
 | dr-grpo     | PolicySamples       | rule            | |o|/L (r - mean r) + KL term: no std, no 1/|o|          |
 | dapo        | DynamicSampling     | rule + overlong | G|o|/sum|o| * clip-higher(r A-hat); no KL                |
@@ -18,12 +18,10 @@ Aggregation ("seq-mean-token-mean", "token-mean", "constant") is one of them for
 
 from dataclasses import dataclass
 
-from . import coefficients as C, objectives as O
-from .data import PolicySamples
-from .data_policy import DynamicSampling, GreedyBaselinePairs
-from .paradigm import Method
-from .rewards import RuleReward
-from .rewards_policy import OverlongReward
+from .. import coefficients as C, objectives as O
+from ..data import DynamicSampling, GreedyBaselinePairs, PolicySamples
+from ..paradigm import Method
+from ..rewards import OverlongReward, RuleReward
 
 rule = RuleReward()
 
@@ -34,8 +32,9 @@ class DrGRPOConfig:
 
     max_len: float = 17.0
     """L, the constant normaliser (TRL's loss_type="dr_grpo" uses max_completion_length): here the cpu
-    preset's sampling budget, 12 + EOS + 4. A constant scales every step's gradient alike, which
-    AdamW undoes up to its eps: what matters is the per-row factor |o_i|"""
+    preset's sampling budget, 12 + EOS + 4. A constant scales every step's gradient alike; AdamW
+    undoes such a scale (up to its eps) only while the raw gradient norm stays below the trainer's
+    clip at 1, which a large scale does not: then L changes the step. The per-row factor is |o_i|"""
     aggregation: str = "constant"
     """seq-mean-token-mean, token-mean or constant (Dr. GRPO's)"""
 
@@ -207,4 +206,4 @@ REMAX = Method("remax", GreedyBaselinePairs, rule, remax_gc, objective=remax_obj
                off_policy=True, hparams=SequenceConfig(), paper="ReMax, Li et al., arXiv 2310.10505",
                summary="REINFORCE with the greedy answer's reward as the baseline; no KL")
 
-POLICY = (DR_GRPO, DAPO, GSPO, CISPO, RLOO, REINFORCE_PP, REMAX)
+POLICY_GRADIENT = (DR_GRPO, DAPO, GSPO, CISPO, RLOO, REINFORCE_PP, REMAX)

@@ -1,0 +1,18 @@
+"""Data sources, the first component of the paradigm: where (q, o) come from.
+
+| module            | sources                                                              |
+|-------------------|----------------------------------------------------------------------|
+| `core`            | FixedDataset (SFT), FrozenPolicySamples (RFT), PolicySamples (online), PreferencePairs (DPO) |
+| `policy_gradient` | DynamicSampling (DAPO), GreedyBaselinePairs (ReMax)                  |
+| `preference`      | LabelledSamples (KTO)                                                |
+
+Each is built from the run's `Lab` and returns a `Rollout` per `next_batch()`; the contract
+(`paradigm.DataSource`: next_batch, get_state, set_state) is in docs/ARCHITECTURE.md.
+"""
+
+from .core import FixedDataset, FrozenPolicySamples, PolicySamples, PreferencePairs, _Source, pairs
+from .policy_gradient import DynamicSampling, GreedyBaselinePairs
+from .preference import LabelledSamples
+
+__all__ = ["FixedDataset", "FrozenPolicySamples", "PolicySamples", "PreferencePairs", "pairs",
+           "DynamicSampling", "GreedyBaselinePairs", "LabelledSamples"]

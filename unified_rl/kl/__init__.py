@@ -1,0 +1,14 @@
+"""Everything about the KL term in one place.
+
+- `estimators`: k1, k2, k3 per token, estimators of KL(pi_theta || pi_ref) from samples of pi_theta
+  (importable from here: `kl.k3`).
+- `gc`: the GC term each estimator adds, as a loss or inside the reward (`coefficients` re-exports it).
+- `study`: which KL each estimator's gradient follows, computed exactly on a tiny vocabulary.
+
+The KL penalty as a term of an objective is `objectives.kl_penalty` (objectives are written without
+any GC, so it lives with them).
+"""
+
+from .estimators import k1, k2, k3
+
+__all__ = ["k1", "k2", "k3"]
