@@ -18,6 +18,7 @@ import argparse
 import concurrent.futures
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -27,80 +28,89 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 FAST = ["-m", "not slow and not browser", "tests"]
 
 P = "unified_rl/"
-REF, FEEDS, ORACLE = "tests/test_reference_step.py", "tests/test_feeds.py", "tests/test_oracle.py"
+FEEDS, ORACLE = "tests/test_feeds.py", "tests/test_oracle.py"
+PPO_BY_HAND = FEEDS + "::test_ppo_returns_and_critic_targets_by_hand"
+
+
+def REF(method):
+    return f"tests/test_reference_step.py::test_one_update_equals_the_reference[{method}]"
+
+
+def SOURCE(method):
+    return f"{FEEDS}::test_each_source_samples_the_model_its_paper_names[{method}]"
 
 MUTANTS = [
     # coefficients
     ("coef-grpo-kl-ratio-inverted", P + "coefficients/paper.py", "kl_term = beta * torch.expm1(logp_ref - logp)",
-     "kl_term = beta * torch.expm1(logp - logp_ref)", [ORACLE, REF]),
+     "kl_term = beta * torch.expm1(logp - logp_ref)", [ORACLE + "::test_grpo_outcome"]),
     ("coef-dpo-sigmoid-argument", P + "coefficients/paper.py", "c = beta * torch.sigmoid(beta * x_r - beta * x_c)",
-     "c = beta * torch.sigmoid(beta * x_c - beta * x_r)", [ORACLE, REF]),
+     "c = beta * torch.sigmoid(beta * x_c - beta * x_r)", [ORACLE + "::test_dpo"]),
     ("coef-clip-ends-swapped", P + "coefficients/policy_gradient.py",
      "clipped = ((adv > 0) & (ratio > 1 + clip_high))", "clipped = ((adv > 0) & (ratio > 1 + clip_low))",
-     ["tests/test_policy_family.py", REF]),
+     ["tests/test_policy_family.py::test_dapo_clip_higher_off_policy"]),
     ("coef-kto-z0-not-clamped", P + "coefficients/preference.py", ".mean().clamp(min=0.0)", ".mean()",
-     ["tests/test_preference_oracle.py", REF]),
+     ["tests/test_preference_oracle.py::test_kto_reference_point_is_a_clamped_detached_mean"]),
     ("coef-orpo-sft-term-lost", P + "coefficients/preference.py", "return sft(mc) + c_chosen", "return c_chosen",
-     ["tests/test_preference_oracle.py", REF]),
+     ["tests/test_preference_oracle.py::test_orpo"]),
     ("coef-kto-undesirable-sign", P + "coefficients/preference.py",
      "c = torch.where(desirable > 0, lam_d * push, -lam_u * push)",
-     "c = torch.where(desirable > 0, lam_d * push, lam_u * push)", ["tests/test_preference_oracle.py", REF]),
+     "c = torch.where(desirable > 0, lam_d * push, lam_u * push)", ["tests/test_preference_oracle.py::test_kto"]),
     # methods: how a coefficient meets its batch
     ("method-dpo-factor-2-lost", P + "methods/paper.py", "return 2 * torch.cat([cc, cr])  # (2B, T)",
-     "return torch.cat([cc, cr])  # (2B, T)", [REF, "tests/test_train.py"]),
+     "return torch.cat([cc, cr])  # (2B, T)", [REF("dpo")]),
     # advantages
     ("adv-gae-gamma-lam-swapped", P + "methods/paper.py",
      "adv, _ = gae(rewards, values, m, lab.preset.rl.gamma, lab.preset.rl.lam)",
-     "adv, _ = gae(rewards, values, m, lab.preset.rl.lam, lab.preset.rl.gamma)", [REF]),
+     "adv, _ = gae(rewards, values, m, lab.preset.rl.lam, lab.preset.rl.gamma)", [REF("ppo")]),
     ("adv-gae-lambda-dropped", P + "advantages.py",
      "next_adv = (delta + gamma * lam * next_adv * on_next) * mask[:, t]",
-     "next_adv = (delta + gamma * next_adv * on_next) * mask[:, t]", ["tests/test_core_edges.py", FEEDS, REF]),
+     "next_adv = (delta + gamma * next_adv * on_next) * mask[:, t]", [PPO_BY_HAND]),
     ("adv-critic-target-without-v", P + "methods/paper.py", "return (adv + self.values(batch)) * batch.mask",
-     "return adv * batch.mask", [FEEDS, REF]),
+     "return adv * batch.mask", [PPO_BY_HAND]),
     ("adv-kl-reward-sign", P + "methods/paper.py", "rewards = -lab.preset.rl.beta * k1(batch.logp, logp_ref) * m",
-     "rewards = lab.preset.rl.beta * k1(batch.logp, logp_ref) * m", [FEEDS, REF]),
+     "rewards = lab.preset.rl.beta * k1(batch.logp, logp_ref) * m", [PPO_BY_HAND]),
     ("adv-outcome-on-first-token", P + "methods/paper.py", "rewards[torch.arange(len(batch)), last] +=",
-     "rewards[torch.arange(len(batch)), 0] +=", [FEEDS, REF]),
+     "rewards[torch.arange(len(batch)), 0] +=", [PPO_BY_HAND]),
     ("adv-group-std-population", P + "advantages.py", "/ (n - 1).clamp(min=1)", "/ n.clamp(min=1)",
-     [ORACLE, "tests/test_core_edges.py", REF]),
+     [REF("grpo")]),
     ("adv-leave-one-out-divisor", P + "advantages.py", "others = (r.sum(-1, keepdim=True) - r) / (group_size - 1)",
-     "others = (r.sum(-1, keepdim=True) - r) / group_size", ["tests/test_policy_family.py", REF]),
+     "others = (r.sum(-1, keepdim=True) - r) / group_size", [REF("rloo")]),
     ("adv-process-sum-backwards", P + "advantages.py", "adv = norm.flip(-1).cumsum(-1).flip(-1)",
-     "adv = norm.cumsum(-1)", [ORACLE, REF]),
+     "adv = norm.cumsum(-1)", [REF("grpo-process")]),
     ("adv-reinforce-pp-batch-baseline", P + "coefficients/policy_gradient.py",
      "r = r - r.view(-1, group_size).mean(-1).repeat_interleave(group_size)", "r = r - r.mean()",
-     ["tests/test_policy_family.py", REF]),
+     [REF("reinforce++")]),
     # KL
     ("kl-k3-sign", P + "kl/estimators.py", "return torch.expm1(x) - x", "return torch.expm1(x) + x",
-     ["tests/test_kl_study.py", ORACLE, REF]),
+     [ORACLE + "::test_grpo_outcome"]),
     ("kl-k3-gc-inverted", P + "kl/gc.py", "return torch.expm1(x)  #", "return torch.expm1(-x)  #",
-     ["tests/test_kl_study.py", ORACLE]),
+     ["tests/test_kl_study.py"]),
     # wiring: the Step and pi_old
     ("wiring-logp-old-ref-swapped", P + "wiring.py",
      "return Step(prep.batch, prep.scores, logp, logp_old, prep.logp_ref, prep.adv, cfg, hp, prep.targets)",
-     "return Step(prep.batch, prep.scores, logp, prep.logp_ref, logp_old, prep.adv, cfg, hp, prep.targets)", [REF]),
+     "return Step(prep.batch, prep.scores, logp, prep.logp_ref, logp_old, prep.adv, cfg, hp, prep.targets)", [REF("grpo")]),
     ("wiring-adv-targets-swapped", P + "wiring.py",
      "return Step(prep.batch, prep.scores, logp, logp_old, prep.logp_ref, prep.adv, cfg, hp, prep.targets)",
-     "return Step(prep.batch, prep.scores, logp, logp_old, prep.logp_ref, prep.targets, cfg, hp, prep.adv)", [REF]),
+     "return Step(prep.batch, prep.scores, logp, logp_old, prep.logp_ref, prep.targets, cfg, hp, prep.adv)", [REF("ppo")]),
     ("wiring-ref-is-the-policy", P + "wiring.py", "logp_ref = policy_logp(lab.ref, batch)",
-     "logp_ref = policy_logp(lab.policy, batch)", [REF]),
-    ("loop-pi-old-refreshed", P + "loop.py", "if logp_old is None:  # pi_old", "if True:  # pi_old", [REF]),
+     "logp_ref = policy_logp(lab.policy, batch)", [REF("grpo")]),
+    ("loop-pi-old-refreshed", P + "loop.py", "if logp_old is None:  # pi_old", "if True:  # pi_old", [REF("grpo")]),
     # data sources
     ("data-rft-samples-the-policy", P + "data/core.py",
      "return sample(lab.ref, lab.tokenizer, self.questions(cfg.prompts_per_step),",
-     "return sample(lab.policy, lab.tokenizer, self.questions(cfg.prompts_per_step),", [FEEDS]),
+     "return sample(lab.policy, lab.tokenizer, self.questions(cfg.prompts_per_step),", [SOURCE("rft")]),
     ("data-dpo-pairs-from-the-policy", P + "data/core.py",
      "r = sample(lab.ref, lab.tokenizer, self.questions(want), group_size=cfg.frozen_samples,",
-     "r = sample(lab.policy, lab.tokenizer, self.questions(want), group_size=cfg.frozen_samples,", [FEEDS]),
+     "r = sample(lab.policy, lab.tokenizer, self.questions(want), group_size=cfg.frozen_samples,", [SOURCE("dpo")]),
     ("data-chosen-from-the-wrong", P + "data/core.py", "chosen.append(r.texts[self.rng.choice(good)])",
-     "chosen.append(r.texts[self.rng.choice(bad)])", ["tests/test_preference_methods.py", FEEDS]),
+     "chosen.append(r.texts[self.rng.choice(bad)])", ["tests/test_preference_methods.py"]),
     ("data-pairs-order", P + "data/core.py", "return cat_rollouts([c, x], pad_token_id=lab.tokenizer.pad_token_id)",
      "return cat_rollouts([x, c], pad_token_id=lab.tokenizer.pad_token_id)", ["tests/test_preference_methods.py"]),
     ("data-kto-not-mismatched", P + "data/preference.py", "shifted = r.texts[1:] + r.texts[:1]", "shifted = r.texts",
      ["tests/test_preference_methods.py"]),
     ("data-kto-samples-the-policy", P + "data/preference.py",
      "r = sample(lab.ref, lab.tokenizer, problems, group_size=1, temperature=cfg.temperature)",
-     "r = sample(lab.policy, lab.tokenizer, problems, group_size=1, temperature=cfg.temperature)", [FEEDS]),
+     "r = sample(lab.policy, lab.tokenizer, problems, group_size=1, temperature=cfg.temperature)", [SOURCE("kto")]),
     ("data-dapo-keeps-equal-groups", P + "data/policy_gradient.py", "groups = ((right.amax(1) != right.amin(1))",
      "groups = ((right.amax(1) == right.amin(1))", ["tests/test_policy_methods.py"]),
     ("data-remax-baseline-sampled", P + "data/policy_gradient.py",
@@ -134,9 +144,11 @@ MUTANTS = [
      "lab.rl_problems[: preset.eval_problems]", ["tests/test_train.py", "tests/test_runs.py"]),
     # the optimizer and resume
     ("opt-clip-norm-10", P + "loop.py", "clip_grad_norm_(lab.policy.parameters(), 1.0)",
-     "clip_grad_norm_(lab.policy.parameters(), 10.0)", [FEEDS]),
+     "clip_grad_norm_(lab.policy.parameters(), 10.0)",
+     [FEEDS + "::test_learning_rate_of_every_step_and_clipping"]),
     ("opt-warmup-off-by-one", P + "loop.py", "return min(1.0, (step + 1) / max(1, total // 10))",
-     "return min(1.0, step / max(1, total // 10))", [FEEDS]),
+     "return min(1.0, step / max(1, total // 10))",
+     [FEEDS + "::test_learning_rate_of_every_step_and_clipping"]),
     ("resume-optimizer-forgotten", P + "runs.py", 'self.opt.load_state_dict(state["optimizer"])', "pass",
      ["tests/test_resume.py", "tests/test_runs.py"]),
     ("resume-source-forgotten", P + "runs.py", 'self.source.set_state(state["source"])', "pass",
@@ -198,7 +210,7 @@ def stale(tree, mutant):
     n = open(full).read().count(original)
     if n != 1:
         return f"the original text occurs {n} times in {path}"
-    missing = [t for t in tests if not os.path.isfile(os.path.join(tree, t))]
+    missing = [t for t in tests if not os.path.isfile(os.path.join(tree, t.split("::")[0]))]
     return f"no test file {missing[0]}" if missing else None
 
 
@@ -214,7 +226,7 @@ def pytest(tree, args, timeout):
     return ("pass" if p.returncode == 0 else "fail"), (lines[0] if lines else p.stdout.strip()[-200:])
 
 
-def run_one(tree, mutant, timeout):
+def run_one(tree, mutant, timeout, quick=False):
     """(result, by, seconds) of one mutant applied to `tree` and then undone."""
     name, path, original, replacement, tests = mutant
     why = stale(tree, mutant)
@@ -226,14 +238,19 @@ def run_one(tree, mutant, timeout):
     try:
         with open(full, "w") as f:
             f.write(text.replace(original, replacement))
-        for stage in (tests, FAST):
+        for stage in (tests, FAST) if not quick else (tests,):
             status, detail = pytest(tree, stage, timeout)
             if status != "pass":
                 return "killed", ("timeout: " if status == "timeout" else "") + detail, time.time() - t0
-        return "SURVIVED", "the fast suite passed", time.time() - t0
+        return ("SURVIVED", "the fast suite passed", time.time() - t0) if not quick else \
+            ("not-yet", "its likely tests passed", time.time() - t0)
     finally:
         with open(full, "w") as f:
             f.write(text)
+
+
+def _interrupted(signum, frame):
+    raise KeyboardInterrupt(f"signal {signum}")
 
 
 def main(argv=None):
@@ -241,8 +258,10 @@ def main(argv=None):
     ap.add_argument("-k", default="", help="comma-separated parts of mutant ids to run (default: all)")
     ap.add_argument("--check", action="store_true", help="only check that every mutant applies")
     ap.add_argument("--timeout", type=int, default=1200, help="seconds per pytest run")
+    ap.add_argument("--quick", action="store_true", help="run only each mutant's likely tests (a survey)")
     ap.add_argument("-j", "--jobs", type=int, default=1, help="mutants run at once, each in its own copy")
     args = ap.parse_args(argv)
+    signal.signal(signal.SIGTERM, _interrupted)  # a kill still restores the copy and removes it
     wanted = [w for w in args.k.split(",") if w]
     chosen = [m for m in MUTANTS if not wanted or any(w in m[0] for w in wanted)]
     if len({m[0] for m in MUTANTS}) != len(MUTANTS):
@@ -256,7 +275,7 @@ def main(argv=None):
             return (m[0], "STALE" if why else "applies", why or "", 0.0)
         tree = free.pop()  # each worker holds one copy while its mutant runs
         try:
-            return (m[0], *run_one(tree, m, args.timeout))
+            return (m[0], *run_one(tree, m, args.timeout, args.quick))
         finally:
             free.append(tree)
 
@@ -271,7 +290,7 @@ def main(argv=None):
     finally:
         for tree in trees:
             shutil.rmtree(tree, ignore_errors=True)  # only the copies this script made
-    bad = [r for r in rows if r[1] in ("SURVIVED", "STALE")]
+    bad = [r for r in rows if r[1] in ("SURVIVED", "STALE", "not-yet")]
     killed = sum(r[1] == "killed" for r in rows)
     if not args.check:
         print(f"\n{killed}/{len(rows)} killed ({100 * killed / max(1, len(rows)):.0f} %); "
