@@ -30,6 +30,8 @@ FAST = ["-m", "not slow and not browser", "tests"]
 P = "unified_rl/"
 FEEDS, ORACLE = "tests/test_feeds.py", "tests/test_oracle.py"
 PPO_BY_HAND = FEEDS + "::test_ppo_returns_and_critic_targets_by_hand"
+PAIRS = FEEDS + "::test_preference_pairs_put_a_right_answer_first_and_a_wrong_one_second"
+EVAL = FEEDS + "::test_evaluation_reads_the_questions_it_is_given_and_decodes_greedily"
 
 
 def REF(method):
@@ -103,9 +105,9 @@ MUTANTS = [
      "r = sample(lab.ref, lab.tokenizer, self.questions(want), group_size=cfg.frozen_samples,",
      "r = sample(lab.policy, lab.tokenizer, self.questions(want), group_size=cfg.frozen_samples,", [SOURCE("dpo")]),
     ("data-chosen-from-the-wrong", P + "data/core.py", "chosen.append(r.texts[self.rng.choice(good)])",
-     "chosen.append(r.texts[self.rng.choice(bad)])", ["tests/test_preference_methods.py"]),
+     "chosen.append(r.texts[self.rng.choice(bad)])", [PAIRS]),
     ("data-pairs-order", P + "data/core.py", "return cat_rollouts([c, x], pad_token_id=lab.tokenizer.pad_token_id)",
-     "return cat_rollouts([x, c], pad_token_id=lab.tokenizer.pad_token_id)", ["tests/test_preference_methods.py"]),
+     "return cat_rollouts([x, c], pad_token_id=lab.tokenizer.pad_token_id)", [PAIRS]),
     ("data-kto-not-mismatched", P + "data/preference.py", "shifted = r.texts[1:] + r.texts[:1]", "shifted = r.texts",
      ["tests/test_preference_methods.py"]),
     ("data-kto-samples-the-policy", P + "data/preference.py",
@@ -123,13 +125,14 @@ MUTANTS = [
     ("reward-noisy-flip-rate", P + "rewards/core.py",
      "flip = torch.rand(rewards.shape, generator=self.generator) < self.flip_prob",
      "flip = torch.rand(rewards.shape, generator=self.generator) > self.flip_prob", ["tests/test_rewards.py"]),
-    ("reward-overlong-boundary", P + "rewards/policy_gradient.py", "out = torch.where(lengths <= max_len - cache_len",
-     "out = torch.where(lengths < max_len - cache_len", ["tests/test_policy_methods.py", "tests/test_rewards.py"]),
+    ("reward-overlong-slope", P + "rewards/policy_gradient.py", "soft = ((max_len - cache_len) - lengths) / cache_len",
+     "soft = ((max_len - cache_len) - lengths) / max_len", ["tests/test_policy_methods.py::test_overlong_penalty_and_reward"]),
     ("reward-parse-first-equals", P + "task.py", "answer = text.rsplit(ANSWER_SEP, 1)[1]",
      "answer = text.split(ANSWER_SEP, 1)[1]", ["tests/test_task.py", "tests/test_rewards.py"]),
     # sampling
     ("sample-temperature-ignored", P + "sampling.py", "tok = torch.multinomial((logits / temperature).softmax(-1), 1)",
-     "tok = torch.multinomial(logits.softmax(-1), 1)", ["tests/test_sampling.py"]),
+     "tok = torch.multinomial(logits.softmax(-1), 1)",
+     [FEEDS + "::test_sampling_draws_from_the_tempered_distribution"]),
     ("sample-eos-forgotten", P + "sampling.py", "done = done | (tok == eos)", "done = tok == eos",
      ["tests/test_sampling.py"]),
     ("sample-mask-off-by-one", P + "sampling.py", "((pos >= prompt_len) & (pos < prompt_len + lengths[:, None]))",
@@ -137,11 +140,12 @@ MUTANTS = [
     # evaluation
     ("eval-pass-maj-other-questions", P + "evaluation.py",
      "sample_answers(policy, tokenizer, problems[:k_problems], samples, temperature)",
-     "sample_answers(policy, tokenizer, problems[-k_problems:], samples, temperature)", ["tests/test_pass_maj.py"]),
+     "sample_answers(policy, tokenizer, problems[-k_problems:], samples, temperature)", [EVAL]),
     ("eval-greedy-sampled", P + "evaluation.py", "r = sample(policy, tokenizer, chunk, greedy=True)",
-     "r = sample(policy, tokenizer, chunk)", ["tests/test_pass_maj.py", "tests/test_sampling.py"]),
+     "r = sample(policy, tokenizer, chunk)", [EVAL]),
     ("eval-on-training-questions", P + "loop.py", "lab.test_problems[: preset.eval_problems]",
-     "lab.rl_problems[: preset.eval_problems]", ["tests/test_train.py", "tests/test_runs.py"]),
+     "lab.rl_problems[: preset.eval_problems]",
+     [FEEDS + "::test_the_loop_evaluates_on_held_out_questions"]),
     # the optimizer and resume
     ("opt-clip-norm-10", P + "loop.py", "clip_grad_norm_(lab.policy.parameters(), 1.0)",
      "clip_grad_norm_(lab.policy.parameters(), 10.0)",
@@ -214,21 +218,35 @@ def stale(tree, mutant):
     return f"no test file {missing[0]}" if missing else None
 
 
+RUNNING = set()  # the pytest processes now running, to stop them if this script is stopped
+STOP = []  # set when this script is stopped: no further mutant starts
+
+
 def pytest(tree, args, timeout):
     env = dict(os.environ, PYTHONPATH=tree, OMP_NUM_THREADS="1", PYTHONDONTWRITEBYTECODE="1")
     env["UNIFIED_RL_CACHE"] = os.path.join(tree, ".mutant-cache")  # each copy trains its own SFT cache
     cmd = [sys.executable, "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider", *args]
+    p = subprocess.Popen(cmd, cwd=tree, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    RUNNING.add(p)
     try:
-        p = subprocess.run(cmd, cwd=tree, env=env, capture_output=True, text=True, timeout=timeout)
+        out, _ = p.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:
+        p.kill()
+        p.communicate()
         return "timeout", ""
-    lines = [line for line in p.stdout.splitlines() if line.startswith("FAILED") or line.startswith("ERROR")]
-    return ("pass" if p.returncode == 0 else "fail"), (lines[0] if lines else p.stdout.strip()[-200:])
+    finally:
+        RUNNING.discard(p)
+    if STOP:
+        return "stopped", ""
+    lines = [line for line in out.splitlines() if line.startswith("FAILED") or line.startswith("ERROR")]
+    return ("pass" if p.returncode == 0 else "fail"), (lines[0] if lines else out.strip()[-200:])
 
 
 def run_one(tree, mutant, timeout, quick=False):
     """(result, by, seconds) of one mutant applied to `tree` and then undone."""
     name, path, original, replacement, tests = mutant
+    if STOP:
+        return "stopped", "", 0.0
     why = stale(tree, mutant)
     if why:
         return "STALE", why, 0.0
@@ -240,6 +258,8 @@ def run_one(tree, mutant, timeout, quick=False):
             f.write(text.replace(original, replacement))
         for stage in (tests, FAST) if not quick else (tests,):
             status, detail = pytest(tree, stage, timeout)
+            if status == "stopped":
+                return "stopped", "", time.time() - t0
             if status != "pass":
                 return "killed", ("timeout: " if status == "timeout" else "") + detail, time.time() - t0
         return ("SURVIVED", "the fast suite passed", time.time() - t0) if not quick else \
@@ -256,6 +276,7 @@ def _interrupted(signum, frame):
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("-k", default="", help="comma-separated parts of mutant ids to run (default: all)")
+    ap.add_argument("--skip", default="", help="comma-separated parts of mutant ids not to run")
     ap.add_argument("--check", action="store_true", help="only check that every mutant applies")
     ap.add_argument("--timeout", type=int, default=1200, help="seconds per pytest run")
     ap.add_argument("--quick", action="store_true", help="run only each mutant's likely tests (a survey)")
@@ -263,7 +284,8 @@ def main(argv=None):
     args = ap.parse_args(argv)
     signal.signal(signal.SIGTERM, _interrupted)  # a kill still restores the copy and removes it
     wanted = [w for w in args.k.split(",") if w]
-    chosen = [m for m in MUTANTS if not wanted or any(w in m[0] for w in wanted)]
+    skip = [w for w in args.skip.split(",") if w]
+    chosen = [m for m in MUTANTS if (not wanted or any(w in m[0] for w in wanted)) and not any(w in m[0] for w in skip)]
     if len({m[0] for m in MUTANTS}) != len(MUTANTS):
         sys.exit("two mutants share an id")
     trees = [tempfile.mkdtemp(prefix="unified-rl-mutants-") for _ in range(max(1, args.jobs))]
@@ -279,14 +301,21 @@ def main(argv=None):
         finally:
             free.append(tree)
 
+    rows = []
     try:
         for tree in trees:
             copy_tree(tree)
-        rows = []
         with concurrent.futures.ThreadPoolExecutor(len(trees)) as pool:
-            for row in pool.map(one, chosen):
-                rows.append(row)
-                print(f"{row[0]:36s} {row[1]:9s} {row[3]:6.0f}s  {row[2][:110]}", flush=True)
+            try:
+                for row in pool.map(one, chosen):
+                    rows.append(row)
+                    print(f"{row[0]:36s} {row[1]:9s} {row[3]:6.0f}s  {row[2][:110]}", flush=True)
+            except KeyboardInterrupt:
+                STOP.append(True)
+                for p in list(RUNNING):
+                    p.kill()
+                pool.shutdown(wait=True, cancel_futures=True)
+                print("stopped", flush=True)
     finally:
         for tree in trees:
             shutil.rmtree(tree, ignore_errors=True)  # only the copies this script made
@@ -295,7 +324,7 @@ def main(argv=None):
     if not args.check:
         print(f"\n{killed}/{len(rows)} killed ({100 * killed / max(1, len(rows)):.0f} %); "
               f"{sum(r[1] == 'SURVIVED' for r in rows)} survived, {sum(r[1] == 'STALE' for r in rows)} stale")
-    return 1 if bad else 0
+    return 2 if STOP else 1 if bad else 0
 
 
 if __name__ == "__main__":

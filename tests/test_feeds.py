@@ -149,3 +149,64 @@ def test_every_parameter_group_follows_the_schedule(steps_seen):
     assert len(steps_seen) == total
     for k, (lrs, _) in enumerate(steps_seen):
         assert lrs == pytest.approx([b * warmup(k, total) for b in bases], rel=1e-12), (k, lrs)
+
+
+def test_preference_pairs_put_a_right_answer_first_and_a_wrong_one_second(apart):
+    """Whatever the reward calls right is chosen, what it calls wrong rejected, question by question."""
+    right = lambda text: len(text) % 2 == 0  # noqa: E731  (a reward the test can apply itself)
+    source = PreferencePairs(apart, lambda r: torch.tensor([float(right(t)) for t in r.texts]))
+    torch.manual_seed(0)
+    batch = source.next_batch()
+    n = len(batch) // 2
+    assert n == apart.preset.rl.prompts_per_step
+    assert batch.problems[:n] == batch.problems[n:]  # pair i: row i and row n + i answer one question
+    assert all(right(t) for t in batch.texts[:n]) and not any(right(t) for t in batch.texts[n:])
+
+
+def test_sampling_draws_from_the_tempered_distribution(apart, monkeypatch):
+    """sample() draws each token from softmax(logits / T), and records the untempered log-prob."""
+    from unified_rl import sampling
+    from unified_rl.models import position_ids_of
+    from unified_rl.tokenizer import encode_prompts
+    seen = []
+    multinomial = torch.multinomial
+
+    def spy(probs, *args, **kwargs):
+        seen.append(probs.clone())
+        return multinomial(probs, *args, **kwargs)
+    monkeypatch.setattr(torch, "multinomial", spy)
+    problem = apart.rl_problems[0]
+    batch = sampling.sample(apart.policy, apart.tokenizer, [problem], temperature=0.5)
+    ids = torch.tensor([encode_prompts(apart.tokenizer, [problem.prompt])[0]])
+    att = torch.ones_like(ids)
+    with torch.no_grad():
+        logits = apart.policy(input_ids=ids, attention_mask=att, position_ids=position_ids_of(att)).logits[0, -1]
+    assert torch.allclose(seen[0][0], torch.softmax(logits.double() / 0.5, -1).float(), atol=1e-6)
+    first = batch.input_ids[0, ids.shape[1]]
+    assert abs(batch.logp[0, ids.shape[1] - 1].item() - torch.log_softmax(logits.double(), -1)[first].item()) < 1e-5
+
+
+def test_evaluation_reads_the_questions_it_is_given_and_decodes_greedily(apart, monkeypatch):
+    from unified_rl import evaluation
+    calls = []
+    real = evaluation.sample_answers
+    monkeypatch.setattr(evaluation, "sample_answers", lambda policy, tok, problems, *a, **k:
+                        calls.append(list(problems)) or real(policy, tok, problems, *a, **k))
+    problems = apart.test_problems[:6]
+    evaluation.evaluate(apart.policy, apart.tokenizer, problems, k_problems=2, samples=2, ks=(1, 2))
+    assert calls == [problems[:2]]  # Pass@K / Maj@K on the first k_problems
+    sample = evaluation.sample
+    kinds = []
+    monkeypatch.setattr(evaluation, "sample", lambda *a, **k: kinds.append(k.get("greedy")) or sample(*a, **k))
+    evaluation.greedy_accuracy(apart.policy, apart.tokenizer, problems)
+    assert kinds and all(kinds)
+
+
+def test_the_loop_evaluates_on_held_out_questions(monkeypatch):
+    from unified_rl import evaluation
+    lab = make_lab("tiny")
+    seen = []
+    monkeypatch.setattr(evaluation, "greedy_accuracy", lambda policy, tok, problems: seen.append(problems) or 0.0)
+    train("grpo", lab=lab, steps=2, eval_every=1, progress=False)
+    held_out = lab.test_problems[: lab.preset.eval_problems]
+    assert seen == [held_out, held_out] and not set(held_out) & set(lab.rl_problems)
