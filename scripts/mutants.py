@@ -9,7 +9,8 @@ Each mutant is (id, file, exact original text, replacement, test files likely to
 repository's tracked and untracked-but-not-ignored files are copied into a temporary folder (the
 real tree is never edited); for each mutant the original text must occur exactly once in its file,
 else the mutant is reported as stale. The text is replaced, the likely test files run first
-(`pytest -x`), and only if they all pass the whole fast suite (`-m "not slow and not browser"`);
+(`pytest -x`, the fast suite's markers), and only if they all pass the whole fast suite
+(`-m "not slow and not browser"`);
 then the file is restored. A mutant is killed when a test fails; it survives when the fast suite
 passes. What survives names a test to write. Runs on demand (`make mutants`), not in CI.
 """
@@ -25,7 +26,8 @@ import tempfile
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-FAST = ["-m", "not slow and not browser", "tests"]
+MARKERS = ["-m", "not slow and not browser"]  # the fast suite's selection, for the likely tests too
+FAST = [*MARKERS, "tests"]
 
 P = "unified_rl/"
 FEEDS, ORACLE = "tests/test_feeds.py", "tests/test_oracle.py"
@@ -256,7 +258,7 @@ def run_one(tree, mutant, timeout, quick=False):
     try:
         with open(full, "w") as f:
             f.write(text.replace(original, replacement))
-        for stage in (tests, FAST) if not quick else (tests,):
+        for stage in ([*MARKERS, *tests], FAST) if not quick else ([*MARKERS, *tests],):
             status, detail = pytest(tree, stage, timeout)
             if status == "stopped":
                 return "stopped", "", time.time() - t0

@@ -41,9 +41,11 @@ def test_every_method_is_classified():
     assert FROZEN | HUMAN | ONLINE == set(METHODS) and not (FROZEN & HUMAN)
 
 
-@pytest.mark.parametrize("name", list(METHODS))
-def test_each_source_samples_the_model_its_paper_names(name, apart, monkeypatch):
-    source = source_of(name, apart)
+def wrong_sampler(name, lab, monkeypatch, source_lab=None):
+    """What is wrong with whose samples `name`'s data source draws, as a list of complaints (empty: right).
+
+    source_lab: the lab the source is built on, when a test gives it a lab with two models swapped."""
+    source = source_of(name, lab if source_lab is None else source_lab)
     sampler = type(source).next_batch.__globals__
     calls = []
     if "sample" in sampler:
@@ -56,17 +58,29 @@ def test_each_source_samples_the_model_its_paper_names(name, apart, monkeypatch)
     torch.manual_seed(0)
     batch = source.next_batch()
     if name in HUMAN:
-        assert calls == []
-        assert batch.texts == [p.solution for p in batch.problems]
-        return
-    want = apart.ref if name in FROZEN else apart.policy
-    assert calls and all(model is want for model in calls), name
+        return ([] if not calls else ["it sampled a model"]) + \
+            ([] if batch.texts == [p.solution for p in batch.problems] else ["not the human solutions"])
+    want, other = (lab.ref, lab.policy) if name in FROZEN else (lab.policy, lab.ref)
+    wrong = [] if calls and all(model is want for model in calls) else ["it sampled another model"]
     if batch.logp.abs().sum() > 0:  # a sampled rollout carries its sampler's log-probs: whose are they?
-        other = apart.policy if name in FROZEN else apart.ref
         with torch.no_grad():
             own, theirs = policy_logp(want, batch), policy_logp(other, batch)
-        assert (batch.logp - own).abs().max() < 1e-4
-        assert (batch.logp - theirs).abs().max() > 1e-2
+        if not ((batch.logp - own).abs().max() < 1e-4 and (batch.logp - theirs).abs().max() > 1e-2):
+            wrong.append("its log-probs are another model's")
+    return wrong
+
+
+@pytest.mark.parametrize("name", list(METHODS))
+def test_each_source_samples_the_model_its_paper_names(name, apart, monkeypatch):
+    assert wrong_sampler(name, apart, monkeypatch) == []
+
+
+@pytest.mark.parametrize("name", ["rft", "dpo", "kto", "online-rft", "grpo"])
+def test_a_source_that_samples_the_wrong_model_is_caught(name, apart, monkeypatch):
+    """Negative controls: a frozen source that samples the current policy (RFT, DPO's pairs, KTO), an
+    online one that samples pi_sft. The source sees a lab with the two models swapped."""
+    swapped = dataclasses.replace(apart, policy=apart.ref, ref=apart.policy)
+    assert wrong_sampler(name, apart, monkeypatch, source_lab=swapped)
 
 
 # PPO's returns on two responses worked by hand (DeepSeekMath eq 2's reward, GAE with gamma 0.9, lam 0.7):
