@@ -56,8 +56,9 @@ def build_parser():
     from .presets import PRESETS
 
     p = _Parser(prog="python -m unified_rl", formatter_class=argparse.RawDescriptionHelpFormatter,
-                description="Train and evaluate SFT, RFT, online RFT, DPO, PPO and GRPO through one "
-                            "gradient (DeepSeekMath eq 5) on a small math task.", epilog=EPILOG)
+                description=f"Train and evaluate {len(METHODS)} post-training methods (DeepSeekMath's SFT, "
+                            "RFT, online RFT, DPO, PPO, GRPO and those after them: `methods` lists them) "
+                            "through one gradient (DeepSeekMath eq 5).", epilog=EPILOG)
     sub = p.add_subparsers(dest="command", required=True, parser_class=_Parser)
     sub.add_parser("methods", help="list the methods: data source, reward, gradient coefficient")
     t = sub.add_parser("train", help="train one method and evaluate it on held-out questions")

@@ -111,6 +111,9 @@ def fit(m, lab, hp, steps, summary, eval_every=None, progress=True, out=None, sa
             opt.step()
         row = {"step": it + 1, "seconds": round(time.time() - t0, 3)}
         if m.reward is not None:  # the batch was sampled: how often its answers are right
+            # over every row of the batch: for the pair methods half the rows are right by construction
+            # (accuracy 0.5 whatever the policy), for KTO the mismatched rows that only give z0 count too,
+            # for ReMax the greedy baseline rows: read it as the accuracy of what the step trained on
             row["accuracy"] = rule_reward(batch.problems, batch.texts).mean().item()
             row["reward"] = prep.scores.float().mean().item()
         row.update(_stats(step, coef))

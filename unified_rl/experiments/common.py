@@ -159,6 +159,14 @@ def _command():
     return " ".join(shlex.quote(a) for a in argv)
 
 
+def cpu_kernels():
+    """The vector instructions torch's CPU kernels use here (e.g. AVX2, AVX512): two machines that
+    differ in it round floating-point sums differently, so long runs drift apart in the last digits."""
+    import torch
+
+    return torch.backends.cpu.get_cpu_capability()
+
+
 def provenance():
     """Where a result came from: commit, versions, date, machine and the exact command."""
     import torch
@@ -171,7 +179,7 @@ def provenance():
             "python": platform.python_version(),
             "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
             "machine": f"{platform.system()} {platform.machine()}, {os.cpu_count()} CPUs, {device}, "
-                       f"{torch.get_num_threads()} torch threads",
+                       f"{torch.get_num_threads()} torch threads, CPU kernels {cpu_kernels()}",
             "command": _command()}
 
 
@@ -254,3 +262,42 @@ class Progress:
     def __call__(self, text):
         if self.on:
             print(text, flush=True)
+
+
+@dataclass
+class Experiment:
+    """One run of an experiment: what every `run()` shares, held once (`begin`, `seed_labs`, `finish`)."""
+
+    name: str  # e.g. "noisy-reward": OUT/NAME.json
+    preset: object
+    budget: object  # the experiment's budget dataclass for this preset, overrides applied
+    overridden: bool  # a budget override makes it not the full run the notebooks may load
+    seeds: int
+    out: str
+    progress: bool
+    say: Progress
+    clock: Clock
+
+    @property
+    def sft(self):
+        """The preset of the SFT model every seed starts from (the budget's sft_steps, if it has one)."""
+        return sft_preset(self.preset, getattr(self.budget, "sft_steps", None))
+
+    def seed_labs(self, preset=None):
+        """(seed, the seed's SFT checkpoint, a lab on it) for each seed, the checkpoint trained on first use."""
+        preset = self.sft if preset is None else preset
+        for seed in range(self.seeds):
+            init = sft_model(preset, seed, self.progress)
+            yield seed, init, lab_on(preset, seed, init)
+
+    def finish(self, result, plot):
+        """Write OUT/NAME.json and .png (and the notebooks' cached copy of a full run); the result."""
+        write_result(self.name, self.out, result, plot, cache_key=None if self.overridden else self.preset.name)
+        return result
+
+
+def begin(name, budgets, preset, out, seeds, progress, overrides):
+    """Check the arguments every experiment takes and pick its budget: an Experiment."""
+    check_run_args(out, seeds)
+    preset, b = pick_budget(budgets, preset, overrides)
+    return Experiment(name, preset, b, bool(overrides), seeds, out, progress, Progress(progress), Clock())
