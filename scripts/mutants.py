@@ -176,7 +176,7 @@ MUTANTS = [
     ("stats-curves-population-std", P + "experiments/common.py", "a.std(0, ddof=1)", "a.std(0)",
      ["tests/test_experiments.py"]),
     ("stats-verdict-spread", P + "experiments/figure7.py", "spread = d.std(ddof=1)", "spread = d.std()",
-     ["tests/test_experiments.py"]),
+     ["tests/test_experiments.py::test_figure7_verdict_needs_every_seed_and_a_mean_beyond_the_spread"]),
     # exercise checkers
     ("checker-detach-not-checked", P + "course/compare.py", "if not w.any() and g.any():", "if False:",
      ["tests/test_exercises.py"]),

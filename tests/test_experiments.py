@@ -62,6 +62,7 @@ def test_figure7(tmp_path):
     ([0.10, 0.20, 0.15], "raised"), ([-0.1, -0.2, -0.15], "lowered"),
     ([0.10, 0.20, -0.01], "no clear change"),  # one seed disagrees
     ([0.01, 0.30, 0.01], "no clear change"),  # every seed agrees, but the mean is within the spread
+    ([0.05, 0.30, 0.05], "no clear change"),  # mean 0.133: within the sample std 0.144 (not the population's 0.118)
     ([0.2, 0.1], "no verdict from 2 seed(s) (needs 3)")])
 def test_figure7_verdict_needs_every_seed_and_a_mean_beyond_the_spread(diffs, word):
     assert figure7.change(diffs) == word
