@@ -12,7 +12,7 @@ length at which the sampler cuts a row (sampling.sample), so a cut response gets
 import torch
 
 from .core import RuleReward
-from ..sampling import RESPONSE_SLACK
+from ..sampling import RESPONSE_SLACK, new_token_budget
 
 
 def overlong_penalty(lengths, max_len, cache_len):
@@ -38,7 +38,7 @@ class OverlongReward:
 
     def budget(self, rollout):
         """L_max: the sampler's max_new_tokens for these questions (sampling.sample's default)."""
-        return max(len(p.solution) for p in rollout.problems) + 1 + RESPONSE_SLACK
+        return new_token_budget(rollout.problems)
 
     def __call__(self, rollout):
         base = self.base(rollout)  # (B,)
