@@ -9,7 +9,7 @@ BIN := $(VENV)/bin
 TORCH_INDEX ?= $(if $(filter Linux,$(shell uname -s)),https://download.pytorch.org/whl/cpu)
 PIP_INSTALL := $(BIN)/pip install -q -c constraints.txt
 
-.PHONY: lab test test-fast book student bench clean
+.PHONY: lab test test-fast mutants book student bench clean
 
 # The environment: a venv on Python >= 3.11 with torch, then one stamp per extra installed in it.
 $(VENV)/.core: pyproject.toml constraints.txt
@@ -55,6 +55,10 @@ test: $(VENV)/.test $(VENV)/.llm  ## every test: the package, every notebook (ex
 
 test-fast: $(VENV)/.test $(VENV)/.llm  ## the package's fast tests only (about a minute)
 	$(TEST_ENV) $(BIN)/pytest -q tests -m "not slow and not browser"
+
+# Not in CI: it runs the fast suite up to once per mutant (scripts/mutants.py lists them).
+mutants: $(VENV)/.test  ## plant each listed one-line bug in a temporary copy: every one must fail the fast suite
+	$(TEST_ENV) $(BIN)/python scripts/mutants.py
 
 book: $(VENV)/.book  ## the course as a static website with every output, into build/book/html
 	$(TEST_ENV) $(BIN)/python scripts/build_book.py

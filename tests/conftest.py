@@ -1,6 +1,10 @@
 """Shared fixtures: float64 for exact gradient comparisons in the core tests; the lab's tokenizer and a
 ragged rollout for the model tests."""
 
+import os
+import shutil
+import tempfile
+
 import pytest
 import torch
 
@@ -29,3 +33,39 @@ def batch(tok):
     probs = [make_problem((3, 4), TaskConfig(1)), make_problem((123, 456), TaskConfig(3)),
              make_problem((1, 2, 3), TaskConfig(1, 3))]
     return rollout_from_texts(tok, probs, [p.solution for p in probs])
+
+
+_EARLY, _SAVED = None, {}  # the folder pytest_configure made for the caches written while tests are imported
+IMPORT_TIME_CACHES = {"MPLCONFIGDIR": "matplotlib", "IPYTHONDIR": "ipython", "XDG_CACHE_HOME": "xdg-cache",
+                      "XDG_CONFIG_HOME": "xdg-config", "HF_HOME": "huggingface", "JUPYTER_RUNTIME_DIR": "jupyter"}
+
+
+def pytest_configure(config):
+    """Matplotlib and IPython pick their folders when first imported, which test collection does
+    before any fixture runs: point them into a temporary folder before that."""
+    global _EARLY, _SAVED
+    _EARLY = tempfile.mkdtemp(prefix="unified-rl-tests-")
+    _SAVED = {var: os.environ.get(var) for var in IMPORT_TIME_CACHES}
+    for var, sub in IMPORT_TIME_CACHES.items():
+        os.environ[var] = os.path.join(_EARLY, sub)
+
+
+def pytest_unconfigure(config):
+    if _EARLY is None:
+        return
+    for var, value in _SAVED.items():
+        if value is None:
+            os.environ.pop(var, None)
+        else:
+            os.environ[var] = value
+    shutil.rmtree(_EARLY, ignore_errors=True)  # only the folder pytest_configure made
+
+
+@pytest.fixture(scope="session", autouse=True)
+def private_home_caches(tmp_path_factory):
+    """Nothing the suite writes lands in the user's home: the SFT cache points into this session's
+    temporary folder (the libraries' caches were moved by pytest_configure)."""
+    base = tmp_path_factory.mktemp("cache")
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("UNIFIED_RL_CACHE", str(base))
+        yield base

@@ -521,7 +521,7 @@ def test_only_a_full_seed_run_becomes_the_result_the_notebooks_show(tmp_path, mo
 
 
 def test_the_notebooks_long_cells_show_a_bar_over_their_arms(capsys):
-    from unified_rl.course import nb_policy, nb_preference
+    from unified_rl.course import nb_policy_gradient as nb_policy, nb_preference
     assert list(nb_policy.arms(["grpo", "dapo"])) == ["grpo", "dapo"]
     assert "training the arms" in capsys.readouterr().err  # tqdm.auto: a text bar outside Jupyter
     assert list(nb_preference.arms({"a": 1}.items())) == [("a", 1)]

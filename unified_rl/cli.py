@@ -146,7 +146,6 @@ def cmd_methods(args):
 
 
 def cmd_train(args):
-    from .presets import get_preset
     from .runs import check_out, hold
     from .trainer import save_run, train
 
@@ -200,17 +199,17 @@ def cmd_evaluate(args):
     preset = get_preset(args.preset)
     samples = args.samples or max(args.k)
     from .trainer import plain_load_error
-    if preset.llm is not None:  # a chat model (an alias such as smollm2, a folder, an adapter)
-        from .llm import load_pretrained
+    try:
+        if preset.llm is not None:  # a chat model (an alias such as smollm2, a folder, an adapter)
+            from .llm import load_pretrained
 
-        _, test = preset.task.splits(preset.n_rl, preset.n_test, seed=preset.seed)
-        tokenizer, policy = load_pretrained(args.checkpoint, preset.llm.dtype)
-    else:
-        _, test = make_splits(preset.task, preset.n_rl, preset.n_test, seed=preset.seed)
-        try:
+            _, test = preset.task.splits(preset.n_rl, preset.n_test, seed=preset.seed)
+            tokenizer, policy = load_pretrained(args.checkpoint, preset.llm.dtype)
+        else:
+            _, test = make_splits(preset.task, preset.n_rl, preset.n_test, seed=preset.seed)
             tokenizer, policy = load_checkpoint(args.checkpoint)
-        except ValueError as e:
-            raise plain_load_error(e) from None
+    except ValueError as e:
+        raise plain_load_error(e) from None
     result = _evaluate(policy, tokenizer, test, args.problems or preset.k_problems, samples, args.k,
                        args.temperature, args.seed)
     result["checkpoint"] = args.checkpoint

@@ -133,8 +133,8 @@ def train(method="grpo", preset="auto", steps=None, seed=0, init=None, out=None,
     is held for the whole call (a second writer is refused) and every file in it the run did not
     write is kept (runs.py, run_folder.py). $UNIFIED_RL_MAX_STEPS, if set, caps `steps` (the
     browser tests run every notebook this way), saying so on stderr; the cached SFT model is never
-    capped. model / task / llm: a pretrained chat model
-    (`llm_preset`); every method then starts from that model (no SFT cache).
+    capped. model / task / llm: a pretrained chat model (`llm_preset`);
+    every method then starts from that model (no SFT cache).
     """
     m = get_method(method)
     if model is not None or task is not None or llm:

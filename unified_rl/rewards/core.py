@@ -67,8 +67,8 @@ def process_rewards(tokenizer, rollout) -> tuple[torch.Tensor, torch.Tensor]:
     like `rule_reward`, so a response with no steps still gets a reward.
     """
     B, T = rollout.mask.shape
-    step_rewards = torch.zeros(B, T)
-    step_mask = torch.zeros(B, T)
+    step_rewards = torch.zeros(B, T, dtype=rollout.mask.dtype)  # float64 for a float64 rollout
+    step_mask = torch.zeros(B, T, dtype=rollout.mask.dtype)
     lengths = rollout.mask.sum(-1).long().tolist()
     P = rollout.prompt_len
     pieces = {}  # token id -> its decoded text, shared by all rows
