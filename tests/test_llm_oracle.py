@@ -28,7 +28,8 @@ def _wrong(monkeypatch, base="grpo", scale=1.01):
 def coin_parser(monkeypatch):
     """Replies of a random model are never right; half of them count as right so rewards vary."""
     from unified_rl import words
-    monkeypatch.setattr(words.WordProblem, "parse", lambda self, text: self.answer if len(text) % 2 else None)
+    monkeypatch.setattr(words.WordProblem, "parse",
+                        lambda self, text: self.answer if sum(map(ord, text)) % 2 else None)
 
 
 @pytest.mark.parametrize("kind", ["llama", "qwen2"])
@@ -36,12 +37,15 @@ def test_every_method_passes_the_oracle_on_a_tiny_chat_model(kind, monkeypatch, 
     tok = bpe_tokenizer()
     model = tiny_model(kind, tok)
     problems = WordsTask(digits=2, max_new_tokens=5).splits(4, 0, seed=2)[0]
-    wrong = _wrong(monkeypatch)
-    diffs = model_oracle(model, tok, problems, group_size=2, relative=True)
+    names = list(methods.METHODS)
+    wrongs = [_wrong(monkeypatch, name) for name in names]  # each method 1 % off, beside the right one
+    diffs = model_oracle(model, tok, problems, group_size=4, relative=True)
     assert set(diffs) == set(ORACLE_KEYS)
-    right = {k: v for k, v in diffs.items() if not k.startswith(wrong)}
+    right = {k: diffs[k] for k in ORACLE_KEYS if k.removesuffix("-clipped") in names}
     assert max(right.values()) < ROUND_OFF, right
-    assert diffs[wrong] > 1e-3 and diffs[f"{wrong}-clipped"] > 1e-3  # the 1 % slip: far above round-off
+    # the 1 % slip shows far above round-off for every method: its gradient on this batch is not 0,
+    # so a right method's ~0 difference is agreement, not two vanishing gradients
+    assert all(diffs[w] > 1e-3 for w in wrongs), {w: diffs[w] for w in wrongs if diffs[w] <= 1e-3}
 
 
 def _smollm2():
