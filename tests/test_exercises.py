@@ -254,6 +254,19 @@ PINNED = [
     ("nb04_dpo", "q2", "_summed", "expected"),  # sums instead of means
     ("nb04_dpo", "q2", "_same_sign", "expected"),  # wrong sign on the rejected response
     ("example", "q2", "_population_std", "expected"),
+    # exposed by varied inputs (tests/test_varied_inputs.py): a hard-coded constant, a forgotten factor,
+    # the padded width for L, an unmasked sum
+    ("example", "q2", "_eps_ignored", "expected"),
+    ("nb04_dpo", "q2", "_unmasked", "expected"),
+    ("nb05_ppo", "q5", "_eps_hard_coded", "expected"),
+    ("nb05_ppo", "q5", "_no_mask", "expected 0"),
+    ("nb06_grpo", "q2", "_beta_hard_coded", "expected"),
+    ("nb08_effective_rl", "q2", "_eps_ignored", "expected"),
+    ("nb10_beyond_grpo", "q1", "_dr_padded_width", "expected"),
+    ("nb10_beyond_grpo", "q2", "_cispo_eps_hard_coded", "expected"),
+    ("nb11_preference", "q2", "_simpo_unmasked", "expected"),
+    ("nb11_preference", "q3", "_kto_no_lam_u", "expected"),
+    ("nb11_preference", "q3", "_kto_unmasked", "expected"),
 ]
 
 
