@@ -28,6 +28,15 @@ RESPONSE_SLACK = 4  # tokens allowed past the longest reference response before 
 CUDA_DONE_CHECK_EVERY = 8
 
 
+def response_budget(problems):
+    """The sampler's default max_new_tokens for `problems`: the longest reference answer + EOS + slack.
+
+    The one place this budget is computed: `sample` cuts a row there, and DAPO's overlong reward
+    (rewards.OverlongReward) reads it as L_max.
+    """
+    return max(len(p.solution) for p in problems) + 1 + RESPONSE_SLACK
+
+
 @dataclass
 class Rollout:
     """Prompts, responses and their per-token data, ready for the eq-5 surrogate."""
@@ -201,7 +210,7 @@ def sample(model, tokenizer, problems, group_size=1, max_new_tokens=None, temper
         raise ValueError(f"temperature must be > 0 when sampling, got {temperature}")
     rows = _repeat(list(problems), group_size)
     if max_new_tokens is None:
-        max_new_tokens = max(len(p.solution) for p in problems) + 1 + RESPONSE_SLACK
+        max_new_tokens = response_budget(problems)
     if max_new_tokens < 1:
         raise ValueError(f"max_new_tokens must be >= 1, got {max_new_tokens}")
     eos, pad = tokenizer.eos_token_id, _pad_id(tokenizer)
