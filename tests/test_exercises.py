@@ -278,6 +278,15 @@ def test_pinned_wrong_answers(module, name, wrong, says):
     assert not q.check(fn) and q.last_status == E.WRONG and says in q.last_message, q.last_message
 
 
+def test_the_derivative_shortcut_no_longer_answers_notebook_03s_expectation():
+    """dp/dtheta equals the expectation only for the sampler rho = p: the checker sees the difference."""
+    from unified_rl.course.ex import nb03_online_rft as nb03
+    shortcut = sympy.diff(nb03._p, nb03.theta)
+    assert any(sympy.simplify(w - shortcut) == 0 for w in nb03.q1.wrong)
+    assert not nb03.q1.check(shortcut) and nb03.q1.last_status == E.WRONG
+    assert sympy.simplify(nb03.q1.solution_value.subs(nb03.rho, nb03._p) - shortcut) == 0  # online: rho = p
+
+
 def test_undetached_coefficient_is_rejected_by_its_gradient_too():
     """With the result's own requires_grad check off, the surrogate's gradient still tells a leak apart."""
     from unified_rl.course.ex import nb04_dpo

@@ -43,6 +43,7 @@ POSITIVE = {
     "n": "a number of samples", "c": "a number of correct samples",
     "I_1": "an indicator, 0 or 1 (positive points stand for 1)", "I_2": "an indicator, 0 or 1",
     "r": "a 0/1 reward (positive points stand for 1)", "epsilon": "a flip probability",
+    "rho": "a sampler's probability of a right answer",
 }
 
 
