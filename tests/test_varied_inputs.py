@@ -229,3 +229,33 @@ def test_a_one_signed_advantage_hid_the_lost_sign():
     assert not nb05.q1.check(wrong) and "not equal" in nb05.q1.last_message
     a_pos = sympy.Symbol("A", positive=True)
     assert sympy.simplify((wrong - nb05.q1.solution_value).subs(nb05.A, a_pos)) == 0
+
+
+def _exercise_cells(path):
+    """The code cells of a notebook from the one importing its exercise module on."""
+    import json
+    cells = ["".join(c["source"]) for c in json.loads(path.read_text())["cells"] if c["cell_type"] == "code"]
+    start = next((i for i, c in enumerate(cells) if "from unified_rl.course.ex." in c), None)
+    return [] if start is None else cells[start:]
+
+
+NOTEBOOKS = sorted((__import__("pathlib").Path(__file__).parents[1] / "course").glob("[0-9][0-9]_*.ipynb"))
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
+def test_each_notebooks_own_solutions_pass_the_varied_checkers(path, capsys):
+    """The solutions written in the notebooks (not only the modules' sample solutions) meet the new inputs."""
+    import re
+    cells = _exercise_cells(path)
+    ns, checked = {}, []
+    exec("import math, itertools\nimport sympy, torch\n"
+         "from unified_rl import advantages, coefficients, metrics, objectives, paradigm\n", ns)
+    for cell in cells:
+        name = re.search(r"^(q\d+)\.check\(\)", cell, re.M)
+        if name and "BEGIN SOLUTION" not in cell:
+            q = ns[name.group(1)]
+            assert q.check(ns.get(q.var)), f"{path.name} {q.label}: {q.last_message}"
+            checked.append(q)
+        else:
+            exec(cell, ns)
+    assert checked or not cells, f"{path.name}: no check() cell found in its exercise section"
