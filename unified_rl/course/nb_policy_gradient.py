@@ -153,7 +153,7 @@ def findings(result):
     worst = max(clip, key=clip.get)
     out.append(f"Clip fraction (tokens whose ratio left [1 - ε, 1 + ε] on a batch's last update), averaged over "
                f"a run's steps: at most {100 * clip[worst]:.2f} % for any run (`{worst}`). It is a mean over the "
-               "steps: the first steps, where the policy moves most, clip more (section 11's live runs).")
+               "steps, not a bound on each: the live runs above print their first step beside their mean.")
     zero = {a: t[a]["zero_gc_frac"]["mean"] for a in ("gspo", "cispo", "remax") if a in t}
     if zero:
         out.append("Share of tokens with GC 0: " + ", ".join(f"`{a}` {v:.2f}" for a, v in zero.items()) + ".")
