@@ -25,8 +25,12 @@ $(VENV)/.%: $(VENV)/.core
 	$(PIP_INSTALL) -e ".[$*]"
 	touch $@
 
+# As root (Docker, Colab, CI) JupyterLab refuses to start unless told --allow-root; it is passed
+# only then, so that an ordinary user's lab keeps JupyterLab's refusal (README, "Installing").
+ALLOW_ROOT := $(if $(filter 0,$(shell id -u)),--allow-root)
+
 lab: $(VENV)/.course  ## create the environment and open JupyterLab on the course
-	$(BIN)/jupyter lab course/
+	$(BIN)/jupyter lab $(ALLOW_ROOT) course/
 
 # One torch thread per process: the models are tiny, and two threads fighting over two busy cores
 # ran the suite 7x slower (127 s vs 19 s for the lab's tests on a loaded machine).

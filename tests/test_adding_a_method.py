@@ -78,6 +78,7 @@ def test_train_and_the_cli_run_it_and_methods_lists_it(registered, tmp_path, cap
     assert [r["step"] for r in run.metrics] == [1, 2] and "coef_mean" in run.metrics[-1]
     cli.main(["methods"])
     assert NAME in capsys.readouterr().out
+    assert f"{len(methods.METHODS)} post-training methods" in cli.build_parser().description  # counts it too
     cli.main(["train", NAME, "--preset", "tiny", "--steps", "1", "--out", str(tmp_path / "run"), "--quiet"])
     assert (tmp_path / "run" / "summary.json").is_file()
 

@@ -109,7 +109,7 @@ def test_train_refuses_bad_runs_before_training(tmp_path, monkeypatch):
     monkeypatch.delenv("UNIFIED_RL_MAX_STEPS")
     (tmp_path / "taken").mkdir()
     (tmp_path / "taken" / "summary.json").write_text("{}")
-    assert "already holds a run" in error_of("train", "sft", "--preset", "tiny", "--out", tmp_path / "taken")
+    assert "is not a run folder" in error_of("train", "sft", "--preset", "tiny", "--out", tmp_path / "taken")
     assert "holds no saved run state" in error_of("train", "sft", "--preset", "tiny", "--out",
                                                   tmp_path / "taken", "--resume")
 

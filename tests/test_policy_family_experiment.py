@@ -84,7 +84,12 @@ def test_notebook_10_reads_the_shipped_run_through_code_not_by_hand():
 
 @pytest.mark.slow
 def test_one_seed_of_one_shipped_arm_reproduces():
-    """GSPO, seed 0, from the current code: the held-out accuracy and lengths the shipped run recorded."""
+    """GSPO, seed 0, from the current code: the held-out accuracy and lengths the shipped run recorded.
+
+    Exactly, on a machine whose CPU kernels are those the shipped run names in its provenance; on
+    other kernels (AVX2 against AVX-512, say) 200 updates drift apart in the rounding, so the check is
+    then that the run lands near the shipped one: measured on an AVX2 machine, 0.836 against the
+    shipped 0.852 (8 of 500 questions). The bound is 0.04 in accuracy and 0.5 tokens in length."""
     from unified_rl.experiments import common
     from unified_rl.presets import get_preset
 
@@ -95,5 +100,11 @@ def test_one_seed_of_one_shipped_arm_reproduces():
     test = common.lab_on(sp, 0, init).test_problems[: b.n_test]
     got = policy_family.one_run("gspo", "gspo", {}, sp, 0, init, test, b, progress=False)
     want = shipped["per_seed"][0]["runs"]["gspo"]
-    assert got["accuracy"] == want["accuracy"] and got["response_len"] == want["response_len"]
-    assert got["lengths"] == want["lengths"]
+    if f"CPU kernels {common.cpu_kernels()}" in shipped["provenance"]["machine"]:
+        assert got["accuracy"] == want["accuracy"] and got["response_len"] == want["response_len"]
+        assert got["lengths"] == want["lengths"]
+    else:
+        assert abs(got["accuracy"] - want["accuracy"]) <= 0.04, (got["accuracy"], want["accuracy"])
+        assert abs(got["response_len"][-1] - want["response_len"][-1]) <= 0.5
+        for key in ("right", "wrong"):
+            assert abs(got["lengths"][key] - want["lengths"][key]) <= 0.5, key

@@ -35,7 +35,7 @@ def test_every_written_result_carries_its_provenance(tmp_path, private_cache):
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
-    common.write_result("demo", str(tmp_path / "out"), {"headline": {"x": 1}}, lambda r: plt.subplots()[0],
+    common.write_result("demo", str(tmp_path / "out"), {"headline": {"x": 1}, "seeds": 3}, lambda r: plt.subplots()[0],
                         cache_key="cpu")
     assert (tmp_path / "out" / "demo.png").stat().st_size > 0
     written = json.load(open(tmp_path / "out" / "demo.json"))

@@ -41,7 +41,11 @@ def weights(out):
 
 def test_a_finished_run_is_complete(finished):
     assert runs.is_complete(finished)
-    assert sorted(os.listdir(finished)) == ["COMPLETE", "checkpoint", "metrics.jsonl", "state.pt", "summary.json"]
+    assert sorted(os.listdir(finished)) == [".unified_rl-run", "COMPLETE", "MANIFEST", "checkpoint", "metrics.jsonl",
+                                            "state.pt", "summary.json"]
+    listed = open(os.path.join(finished, "MANIFEST")).read().split()
+    on_disk = [os.path.relpath(os.path.join(d, f), finished) for d, _, fs in os.walk(finished) for f in fs]
+    assert sorted(listed) == sorted(on_disk)  # the manifest names every file the run wrote, and only those
     assert not [f for f in os.listdir(os.path.dirname(finished)) if f.startswith(".")]  # no leftovers
 
 
@@ -71,18 +75,34 @@ def test_a_kill_during_a_save_leaves_the_old_complete_run(finished, tmp_path, mo
     assert not [f for f in os.listdir(tmp_path) if f.startswith(".")]
 
 
-def test_a_kill_between_the_renames_is_finished_by_recover(finished, tmp_path):
+@pytest.mark.parametrize("moved", [0, 1, 3, -1])  # -1: all but COMPLETE
+def test_a_kill_inside_the_swap_is_finished_by_recover(finished, tmp_path, monkeypatch, moved):
+    """A kill after the staging copy was complete and `moved` of its files were moved in: recover
+    moves the rest in, COMPLETE last, and keeps a user's file in the folder."""
     out = copy_of(finished, tmp_path)
-    new = str(tmp_path / ".run.new-999999999")  # a dead process's complete new save ...
-    old = str(tmp_path / ".run.old-999999999")
-    os.rename(out, old)  # ... after the old run was moved aside, before the new one moved in
-    import shutil
-    shutil.copytree(old, new)
-    with open(os.path.join(new, "summary.json"), "w") as f:
-        json.dump({"the": "new one"}, f)
+    (tmp_path / "run" / "eval.json").write_text("mine")
+    run = train("sft", preset="tiny", steps=2, seed=9, progress=False)
+    run.out = out
+    real, calls = os.replace, []
+    moved = moved if moved >= 0 else len(open(os.path.join(out, "MANIFEST")).read().split()) - 1
+
+    def die_after(src, dst):
+        if len(calls) == moved:
+            raise KeyboardInterrupt
+        calls.append(dst)
+        return real(src, dst)
+
+    monkeypatch.setattr(runs.os, "replace", die_after)
+    with pytest.raises(KeyboardInterrupt):
+        runs.save_run(run)
+    monkeypatch.setattr(runs.os, "replace", real)
+    assert not runs.is_complete(out)
     runs.recover(out)
-    assert json.load(open(os.path.join(out, "summary.json"))) == {"the": "new one"} and runs.is_complete(out)
+    assert runs.is_complete(out) and json.load(open(os.path.join(out, "summary.json")))["seed"] == 9
+    assert all(torch.equal(v, weights(out)[k]) for k, v in run.policy.state_dict().items() if k in weights(out))
+    assert (tmp_path / "run" / "eval.json").read_text() == "mine"
     assert sorted(os.listdir(tmp_path)) == ["run"]
+    assert not os.path.exists(os.path.join(out, ".unified_rl-save"))
 
 
 class RunsCode:

@@ -12,6 +12,7 @@ import functools
 import hashlib
 import json
 import os
+import dataclasses
 import sys
 from dataclasses import asdict
 
@@ -28,7 +29,10 @@ SFT_CODE = ("task.py", "tokenizer.py", "models.py", "sampling.py", "data/core.py
 
 
 def cache_dir():
-    return os.environ.get("UNIFIED_RL_CACHE", os.path.join(os.path.expanduser("~"), ".cache", "unified_rl"))
+    """$UNIFIED_RL_CACHE, else ~/.cache/unified_rl; an empty or blank value counts as unset (never the
+    current folder)."""
+    return os.environ.get("UNIFIED_RL_CACHE", "").strip() or os.path.join(os.path.expanduser("~"), ".cache",
+                                                                          "unified_rl")
 
 
 def _code(path):
@@ -73,18 +77,55 @@ def entry(preset, seed=0):
 
 
 def sft_checkpoint(preset, seed=0, progress=True):
-    """Path of the SFT checkpoint for `preset` and `seed`, training it first if it is not cached."""
+    """Path of the SFT checkpoint for `preset` and `seed`, training it first if it is not cached.
+    The cache folder is probed for writing before any training; a process that finds another one
+    building the same entry waits for it and reuses its model."""
     path = entry(preset, seed)
-    runs.recover(path)
     if not runs.is_complete(path):
-        if os.path.exists(path):
-            print(f"rebuilding the incomplete SFT cache entry {path}", file=sys.stderr)
-        sft_preset, hp = configure(SFT, preset, {})
-        seed_everything(seed)
-        lab = make_lab(sft_preset, seed)
-        summary = {"method": SFT.name, "preset": preset.name, "steps": sft_preset.sft.steps, "seed": seed,
-                   "init": None, "device": str(lab.device), "code": code_version(SFT_CODE)}
-        run = fit(SFT, lab, hp, sft_preset.sft.steps, summary, progress=progress)
-        run.out = path
-        runs.save_run(run, replace=False)  # a process that finished first keeps its entry
+        try:  # an unwritable cache is found now, not after SFT has trained
+            runs.probe(path)
+        except ValueError as e:
+            raise ValueError(f"{e} (the SFT model cache: set UNIFIED_RL_CACHE to a folder you can write)") from None
+        with runs.hold(path, wait=True):
+            runs.recover(path)
+            if not runs.is_complete(path):
+                _build(path, preset, seed, progress)
     return os.path.join(path, "checkpoint")
+
+
+def _build(path, preset, seed, progress):
+    if os.path.exists(os.path.join(path, runs.STATE)) or os.path.exists(os.path.join(path, "checkpoint")):
+        print(f"rebuilding the incomplete SFT cache entry {path}", file=sys.stderr)
+    sft_preset, hp = configure(SFT, preset, {})
+    print(f"building the SFT model cache for preset {preset.name} seed {seed} (first run only): "
+          f"{sft_preset.sft.steps} steps into {path}", file=sys.stderr, flush=True)
+    seed_everything(seed)
+    lab = make_lab(sft_preset, seed)
+    run = fit(SFT, lab, hp, sft_preset.sft.steps, _summary(preset, seed, lab), progress=progress,
+              label="SFT cache")
+    run.out = path
+    runs.save_run(run, replace=False)  # a process that finished first keeps its entry
+
+
+def _summary(preset, seed, lab):
+    return {"method": SFT.name, "preset": preset.name, "steps": preset.sft.steps, "seed": seed,
+            "init": None, "device": str(lab.device), "code": code_version(SFT_CODE), "version": __version__}
+
+
+def adopt(run, preset, seed):
+    """Make the user's finished SFT run the cache entry of `preset` and `seed` if the entry is
+    missing and the run is exactly the model the cache would train (all its steps, from scratch,
+    the default evaluation schedule): later runs start from it instead of training it again."""
+    path = entry(preset, seed)
+    if runs.is_complete(path) or len(run.metrics) != preset.sft.steps:
+        return False
+    try:
+        runs.probe(path)
+    except ValueError:
+        return False  # an unwritable cache: the run is saved where asked, the cache is built later
+    copy = dataclasses.replace(run, out=path, summary=_summary(preset, seed, run.lab))
+    if runs.save_run(copy, replace=False):
+        print(f"this run is now the SFT model cache for preset {preset.name} seed {seed}: later runs start "
+              f"from it ({path})", file=sys.stderr)
+        return True
+    return False

@@ -7,6 +7,7 @@
 
 import argparse
 import json
+import math
 import os
 import sys
 
@@ -18,7 +19,8 @@ EPILOG = """examples:
 Every method other than sft starts, unless --init says otherwise, from an SFT checkpoint trained
 with the same preset and cached in $UNIFIED_RL_CACHE (default ~/.cache/unified_rl). A run folder
 is saved every few steps and never overwritten unless --overwrite is given; --resume continues it
-exactly where it stopped. The run folder's layout: docs/ARCHITECTURE.md."""
+exactly where it stopped. Files the run did not write (an eval.json put in its folder) are always
+kept, and --overwrite refuses a folder that holds any. The run folder: docs/ARCHITECTURE.md."""
 
 
 class _Parser(argparse.ArgumentParser):
@@ -51,13 +53,32 @@ def _at_least(low):
 _positive, _one_or_more = _at_least(0), _at_least(1)
 
 
+def _temperature(text):
+    """A sampling temperature: a finite number > 0 (inf and nan would end in a sampling error or
+    in JSON that is not JSON)."""
+    try:
+        v = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+    if not math.isfinite(v) or v <= 0:
+        raise argparse.ArgumentTypeError(f"expected a finite number > 0, got {text!r}")
+    return v
+
+
+def _folder(text):
+    if not text.strip():
+        raise argparse.ArgumentTypeError("is empty (an unset shell variable?); give a folder such as runs/NAME")
+    return text
+
+
 def build_parser():
     from .methods import METHODS
     from .presets import PRESETS
 
     p = _Parser(prog="python -m unified_rl", formatter_class=argparse.RawDescriptionHelpFormatter,
-                description="Train and evaluate SFT, RFT, online RFT, DPO, PPO and GRPO through one "
-                            "gradient (DeepSeekMath eq 5) on a small math task.", epilog=EPILOG)
+                description=f"Train and evaluate {len(METHODS)} post-training methods (DeepSeekMath's SFT, "
+                            "RFT, online RFT, DPO, PPO, GRPO and those after them: `methods` lists them) "
+                            "through one gradient (DeepSeekMath eq 5).", epilog=EPILOG)
     sub = p.add_subparsers(dest="command", required=True, parser_class=_Parser)
     sub.add_parser("methods", help="list the methods: data source, reward, gradient coefficient")
     t = sub.add_parser("train", help="train one method and evaluate it on held-out questions")
@@ -66,9 +87,11 @@ def build_parser():
     t.add_argument("--init", help="checkpoint to start from (default: cached SFT model; sft starts from scratch)")
     t.add_argument("--steps", type=_positive, help="optimizer steps (default: the preset's)")
     t.add_argument("--seed", type=_positive, default=0, help="random seed [0]")
-    t.add_argument("--out", required=True, help="folder for summary.json, metrics.jsonl, checkpoint/")
-    t.add_argument("--resume", action="store_true", help="continue the run saved in OUT where it stopped")
-    t.add_argument("--overwrite", action="store_true", help="replace a run already in OUT")
+    t.add_argument("--out", required=True, type=_folder, help="folder for summary.json, metrics.jsonl, checkpoint/")
+    t.add_argument("--resume", action="store_true", help="continue the run saved in OUT where it stopped "
+                   "(the same settings; --init is refused: the run continues from its own checkpoint)")
+    t.add_argument("--overwrite", action="store_true", help="replace a run already in OUT (only a run folder "
+                   "holding nothing but the run's own files)")
     t.add_argument("--save-every", type=_one_or_more, help="steps between saves of OUT (default: the preset's eval_every)")
     t.add_argument("--quiet", action="store_true", help="no progress bar")
     e = sub.add_parser("evaluate", help="greedy accuracy, Pass@K and Maj@K of a checkpoint")
@@ -76,16 +99,17 @@ def build_parser():
     e.add_argument("--preset", default="auto", choices=[*PRESETS, "auto"], help="which held-out questions [auto]")
     e.add_argument("--samples", type=_one_or_more, default=None, help="samples per question (default: the largest k)")
     e.add_argument("--k", type=_ks, default=[1, 4, 16], help="comma-separated K values [1,4,16]")
-    e.add_argument("--temperature", type=float, default=0.7, help="sampling temperature [0.7]")
+    e.add_argument("--temperature", type=_temperature, default=0.7, help="sampling temperature [0.7]")
     e.add_argument("--problems", type=_one_or_more, default=None, help="held-out questions for Pass/Maj@K")
     e.add_argument("--seed", type=_positive, default=0, help="seed of the sampled answers [0]")
-    e.add_argument("--out", required=True, help="JSON file to write")
+    e.add_argument("--out", required=True, type=_folder, help="JSON file to write")
     from .experiments import EXPERIMENTS
     r = sub.add_parser("reproduce", help="run one of the paper's §5.2 experiments end to end")
     r.add_argument("name", choices=list(EXPERIMENTS), metavar="NAME", help=f"one of: {', '.join(EXPERIMENTS)}")
     r.add_argument("--preset", default="auto", choices=[*PRESETS, "auto"], help="cpu, gpu, or auto [auto]")
     r.add_argument("--seeds", type=_one_or_more, default=3, help="independent seeds, for the spread [3]")
-    r.add_argument("--out", required=True, help="folder for NAME.json and NAME.png")
+    r.add_argument("--out", required=True, type=_folder, help="folder for NAME.json and NAME.png")
+    r.add_argument("--overwrite", action="store_true", help="replace an existing OUT/NAME.json")
     r.add_argument("--quiet", action="store_true", help="no progress bars")
     return p
 
@@ -93,7 +117,7 @@ def build_parser():
 def _write_json(path, obj):
     os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
     with open(path, "w") as f:
-        json.dump(obj, f, indent=2)
+        json.dump(obj, f, indent=2, allow_nan=False)
 
 
 def _name(obj):
@@ -113,28 +137,39 @@ def cmd_methods(args):
 
 
 def cmd_train(args):
-    from .evaluation import evaluate
     from .presets import get_preset
+    from .runs import check_out, hold
     from .trainer import save_run, train
 
     preset = get_preset(args.preset)
-    run = train(args.method, preset=preset, steps=args.steps, seed=args.seed, init=args.init, out=args.out,
-                resume=args.resume, overwrite=args.overwrite, save_every=args.save_every,
-                progress=not args.quiet)
-    lab = run.lab
-    # seeded as `evaluate --seed` is, on the same questions: the two give the same numbers
-    run.summary["eval"] = evaluate(lab.policy, lab.tokenizer, lab.test_problems, preset.k_problems,
-                                   preset.k_samples, ks=[k for k in (1, 4, 16) if k <= preset.k_samples],
-                                   seed=args.seed)
-    save_run(run)
+    check_out(args.out, overwrite=args.overwrite, resume=args.resume)  # before anything is created
+    with hold(args.out):  # from the training through the final save; a second writer is refused
+        run = train(args.method, preset=preset, steps=args.steps, seed=args.seed, init=args.init, out=args.out,
+                    resume=args.resume, overwrite=args.overwrite, save_every=args.save_every,
+                    progress=not args.quiet)
+        lab = run.lab
+        # seeded as `evaluate --seed` is, on the same questions: the two give the same numbers
+        run.summary["eval"] = _evaluate(lab.policy, lab.tokenizer, lab.test_problems, preset.k_problems,
+                                        preset.k_samples, [k for k in (1, 4, 16) if k <= preset.k_samples],
+                                        0.7, args.seed, args.quiet)
+        save_run(run)
     ev = run.summary["eval"]
     print(f"{args.method}: held-out greedy accuracy {ev['accuracy']:.3f}, pass@1 {ev['pass_at_k']['1']:.3f}, "
           f"maj@{max(map(int, ev['maj_at_k']))} {ev['maj_at_k'][max(ev['maj_at_k'], key=int)]:.3f} "
           f"({run.summary['seconds']:.0f} s on {run.summary['device']}) -> {args.out}")
 
 
-def cmd_evaluate(args):
+def _evaluate(policy, tokenizer, problems, k_problems, samples, ks, temperature, seed, quiet=False):
+    """evaluation.evaluate, saying first what it will take time on."""
     from .evaluation import evaluate
+    if not quiet:
+        n = min(k_problems, len(problems))
+        print(f"evaluating: greedy on {len(problems)} questions, then sampling {samples} answers to each of "
+              f"{n} for Pass@K / Maj@K (K = {', '.join(map(str, ks))})", file=sys.stderr, flush=True)
+    return evaluate(policy, tokenizer, problems, k_problems, samples, ks, temperature, seed=seed)
+
+
+def cmd_evaluate(args):
     from .lab import load_checkpoint
     from .presets import get_preset
     from .task import make_splits
@@ -142,9 +177,13 @@ def cmd_evaluate(args):
     preset = get_preset(args.preset)
     samples = args.samples or max(args.k)
     _, test = make_splits(preset.task, preset.n_rl, preset.n_test, seed=preset.seed)
-    tokenizer, policy = load_checkpoint(args.checkpoint)
-    result = evaluate(policy, tokenizer, test, args.problems or preset.k_problems, samples, args.k,
-                      args.temperature, seed=args.seed)
+    from .trainer import plain_load_error
+    try:
+        tokenizer, policy = load_checkpoint(args.checkpoint)
+    except ValueError as e:
+        raise plain_load_error(e) from None
+    result = _evaluate(policy, tokenizer, test, args.problems or preset.k_problems, samples, args.k,
+                       args.temperature, args.seed)
     result["checkpoint"] = args.checkpoint
     _write_json(args.out, result)
     print(json.dumps(result, indent=2))
@@ -154,6 +193,9 @@ def cmd_reproduce(args):
     from .experiments import EXPERIMENTS
     from .presets import get_preset
 
+    from .experiments.common import PHASES, check_result_free
+    check_result_free(args.name, args.out, args.overwrite)
+    PHASES["on"] = not args.quiet  # each evaluation says what it samples, on stderr
     result = EXPERIMENTS[args.name](preset=get_preset(args.preset), out=args.out, seeds=args.seeds,
                                     progress=not args.quiet)
     print(json.dumps(result.get("headline", result), indent=2))
@@ -165,7 +207,9 @@ COMMANDS = {"methods": cmd_methods, "train": cmd_train, "evaluate": cmd_evaluate
 def main(argv=None):
     args = build_parser().parse_args(argv)
     from huggingface_hub.utils import logging as hub_logging
+    from transformers.utils import logging as hf_logging
     hub_logging.set_verbosity_error()  # an unreachable hub is reported once, below, not per retry
+    hf_logging.set_verbosity_error()  # a mismatched checkpoint is our one line, not transformers' report
     try:
         COMMANDS[args.command](args)
     except BrokenPipeError:  # `... | head` closed the pipe: not an error of ours
@@ -175,8 +219,16 @@ def main(argv=None):
     except OSError as e:  # a full disk, a folder we may not write
         sys.exit(f"python -m unified_rl {args.command}: error: {e.strerror or e}"
                  + (f": {e.filename}" if e.filename else ""))
+    except MemoryError:
+        sys.exit(f"python -m unified_rl {args.command}: error: out of memory (try fewer --samples or "
+                 "--problems, or a smaller preset)")
     except KeyboardInterrupt:
         sys.exit(f"python -m unified_rl {args.command}: interrupted")
+    except RuntimeError as e:  # torch.OutOfMemoryError (a RuntimeError) on a GPU
+        if "out of memory" not in str(e).lower():
+            raise
+        sys.exit(f"python -m unified_rl {args.command}: error: out of memory on the GPU (try fewer "
+                 "--samples or --problems, or a smaller preset)")
 
 
 if __name__ == "__main__":

@@ -61,11 +61,11 @@ def _stats(step, coef):
 
 
 def fit(m, lab, hp, steps, summary, eval_every=None, progress=True, out=None, save_every=None,
-        resume=None):
+        resume=None, label=None):
     """Train `lab.policy` in place with method `m` for `steps` steps in all; returns a Run.
 
     summary: the run's summary so far (method, preset, seed, init, ...); `resume`: a state read by
-    `runs.load_state`, to continue where it stopped.
+    `runs.load_state`, to continue where it stopped; label: the progress bar's (default: the method).
     """
     preset, cfg = lab.preset, lab.preset.rl
     section = getattr(preset, m.section)
@@ -86,8 +86,11 @@ def fit(m, lab, hp, steps, summary, eval_every=None, progress=True, out=None, sa
     eval_every = eval_every if eval_every is not None else preset.eval_every
     save_every = save_every if save_every is not None else preset.eval_every
     epochs = getattr(section, "epochs", 1)
+    if isinstance(epochs, bool) or not isinstance(epochs, int) or epochs < 1:
+        raise ValueError(f"epochs (updates per batch) must be a whole number >= 1, got {epochs!r}")
     t0 = time.time() - elapsed
-    bar = tqdm(range(trainer.step, steps), desc=m.name, disable=not progress, leave=False)
+    bar = tqdm(range(trainer.step, steps), desc=label or m.name, disable=not progress,
+               leave=False)
     for it in bar:
         for g, base in zip(opt.param_groups, base_lrs):
             g["lr"] = base * _warmup(it, steps)
@@ -111,6 +114,9 @@ def fit(m, lab, hp, steps, summary, eval_every=None, progress=True, out=None, sa
             opt.step()
         row = {"step": it + 1, "seconds": round(time.time() - t0, 3)}
         if m.reward is not None:  # the batch was sampled: how often its answers are right
+            # over every row of the batch: for the pair methods half the rows are right by construction
+            # (accuracy 0.5 whatever the policy), for KTO the mismatched rows that only give z0 count too,
+            # for ReMax the greedy baseline rows: read it as the accuracy of what the step trained on
             row["accuracy"] = rule_reward(batch.problems, batch.texts).mean().item()
             row["reward"] = prep.scores.float().mean().item()
         row.update(_stats(step, coef))

@@ -5,117 +5,160 @@
       state.pt        the rest of the run: pi_ref, the extra loss (PPO's critic), the optimizer, the
                       RNG states (Python, NumPy, torch), the data source's and reward's state, the step
       metrics.jsonl   one row per step so far
-      summary.json    method, preset, seed, init, steps, settings, and what each figure was measured on
+      summary.json    method, preset, seed, init, steps (planned), steps_done (what the weights have),
+                      settings, and what each figure was measured on
+      .unified_rl-run the marker: this is a run folder (its format and the package version)
+      MANIFEST        every path above, the paths a save replaces and an overwrite may remove
       COMPLETE        written last; a folder without it is not a finished save
 
-Every save writes a hidden sibling folder `.OUT.new-PID`, marks it COMPLETE, then renames it into
-place (the old folder is moved to `.OUT.old-PID` first and deleted after). A kill at any moment
-leaves the old complete run or the new one; `recover` finishes an interrupted swap. state.pt is
-read with `torch.load(weights_only=True)`: a crafted file cannot run code, it is refused.
+Any other file in OUT is the user's: kept by every save and resume, and a reason for --overwrite to
+refuse (run_folder.py says which folders are refused outright). A save writes the new files into
+OUT/.unified_rl-save, marks that COMPLETE, removes OUT/COMPLETE, moves the manifest's files into
+place one by one (os.replace) and moves COMPLETE in last. A kill at any moment leaves the old
+complete run, or a finished staging copy that `recover` moves in: it only ever touches its own
+folder, never a sibling. state.pt is read with `torch.load(weights_only=True)`: a crafted file
+cannot run code, it is refused.
 """
 
-import glob
 import json
+import math
 import os
 import random
 import shutil
-import tempfile
 
 import numpy as np
 import torch
 
+from . import __version__
 from .models import save_checkpoint
+from .run_folder import (COMPLETE, LOCK, MANIFEST, MARK, STAGE, check_contents, check_path, hold,  # noqa: F401
+                         manifest, mark_text)
+from .run_folder import probe  # noqa: F401 (tests probe through here)
+from .run_folder import tempfile  # noqa: F401
 
-STATE, MARKER = "state.pt", "COMPLETE"
+STATE, MARKER = "state.pt", COMPLETE
+OLD, NEW = ".old-manifest", ".new-manifest"
+"""In the staging folder, never moved: the manifest of the run it replaces (to remove what the new
+one lacks) and a copy of its own (MANIFEST itself moves in with the rest)."""
+STATE_KEYS = ("step", "ref", "optimizer", "extra", "source", "reward", "rng")
+SUMMARY_KEYS = ("method", "preset", "seed", "init", "steps", "version")
 
 
 def is_complete(out):
     return os.path.isfile(os.path.join(out, MARKER))
 
 
-def _siblings(out, kind):
-    parent, name = os.path.split(os.path.abspath(out))
-    return sorted(glob.glob(os.path.join(parent, f".{glob.escape(name)}.{kind}-*")))
-
-
-def _alive(path):
-    """Whether the process that named this temporary folder still runs."""
-    try:
-        os.kill(int(path.rsplit("-", 1)[1]), 0)
-    except (ValueError, ProcessLookupError):
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
 def recover(out):
-    """Finish or undo a save that a kill interrupted; leftovers of dead processes are removed."""
-    if not os.path.exists(out):
-        done = [p for p in _siblings(out, "new") + _siblings(out, "old") if is_complete(p)]
-        if done:
-            os.rename(done[0], out)  # "new" sorts before "old": the newer complete save wins
-    for p in _siblings(out, "new") + _siblings(out, "old"):
-        if not _alive(p) or os.getpid() == int(p.rsplit("-", 1)[1]):
-            shutil.rmtree(p, ignore_errors=True)
+    """Finish a save that a kill interrupted after its staging copy was complete, or drop a staging
+    copy that was not; touches nothing outside `out`."""
+    if not os.path.isdir(out) or os.path.islink(out) or not os.path.lexists(os.path.join(out, STAGE)):
+        return
+    with hold(out, wait=True):
+        stage = os.path.join(out, STAGE)
+        if os.path.isfile(os.path.join(stage, MARKER)):
+            _commit(out)
+        else:
+            shutil.rmtree(stage, ignore_errors=True)
 
 
 def check_out(out, overwrite=False, resume=False):
-    """Refuse to overwrite a run unless asked; check `out` can be written, before any training."""
-    recover(out)
-    if os.path.isfile(out):
-        raise ValueError(f"{out} is a file; a run is saved into a folder")
-    if os.path.isdir(out) and os.listdir(out) and not (overwrite or resume):
-        raise ValueError(f"{out} already holds a run; pass --overwrite (overwrite=True) to replace it "
-                         "or --resume (resume=True) to continue it")
-    parent = os.path.dirname(os.path.abspath(out))
-    try:
-        os.makedirs(parent, exist_ok=True)
-        os.rmdir(tempfile.mkdtemp(dir=parent, prefix=".probe-"))
-    except OSError as e:
-        raise ValueError(f"cannot write the run to {out}: {e.strerror or e}") from None
+    """Refuse, before any training, an output the flags do not allow (see run_folder.py); check
+    `out` can be written. Creates nothing but a probe it removes at once."""
+    check_path(out)
+    check_contents(out, overwrite=overwrite, resume=resume)
+    probe(out)
+
+
+def _write_json(path, obj, **kw):
+    with open(path, "w") as f:
+        json.dump(obj, f, allow_nan=False, **kw)
 
 
 def save_run(run, replace=True):
-    """Write `run` to run.out atomically; returns False (writing nothing) if `replace` is False and
-    a complete run is already there (e.g. another process won a race to fill a cache entry)."""
+    """Write `run` to run.out atomically, keeping every file the run did not write; returns False
+    (writing nothing) if `replace` is False and a complete run is already there (e.g. another process
+    filled a cache entry first)."""
     out = os.path.abspath(run.out)
-    parent, name = os.path.split(out)
-    os.makedirs(parent, exist_ok=True)
-    tmp = os.path.join(parent, f".{name}.new-{os.getpid()}")
-    shutil.rmtree(tmp, ignore_errors=True)
-    try:
-        os.makedirs(tmp)
-        save_checkpoint(run.lab.policy, run.lab.tokenizer, os.path.join(tmp, "checkpoint"))
-        if run.state is not None:
-            torch.save(run.state.capture(), os.path.join(tmp, STATE))
-        with open(os.path.join(tmp, "metrics.jsonl"), "w") as f:
-            f.writelines(json.dumps(row) + "\n" for row in run.metrics)
-        with open(os.path.join(tmp, "summary.json"), "w") as f:
-            json.dump(run.summary, f, indent=2)
-        with open(os.path.join(tmp, MARKER), "w") as f:
-            f.write(f"{len(run.metrics)} steps\n")
-        return _swap(tmp, out, replace)
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)  # gone after a rename; a loser's copy otherwise
-
-
-def _swap(tmp, out, replace):
-    if not os.path.exists(out):
+    with hold(out, wait=not replace):
+        recover(out)
+        if not replace and is_complete(out):
+            return False
+        stage = os.path.join(out, STAGE)
+        shutil.rmtree(stage, ignore_errors=True)
         try:
-            os.rename(tmp, out)
-            return True
-        except OSError:  # someone else's folder appeared meanwhile
-            if not replace:
-                return False
-    elif not replace and is_complete(out):
-        return False
-    old = os.path.join(os.path.dirname(out), f".{os.path.basename(out)}.old-{os.getpid()}")
-    shutil.rmtree(old, ignore_errors=True)
-    os.rename(out, old)
-    os.rename(tmp, out)
-    shutil.rmtree(old, ignore_errors=True)
+            _stage(run, stage, manifest(out) or [])
+        except BaseException:
+            shutil.rmtree(stage, ignore_errors=True)  # the old run is untouched
+            raise
+        _commit(out)
     return True
+
+
+def _finite(run):
+    """ValueError naming the first metric or summary entry that JSON cannot hold (inf, nan)."""
+    for i, row in enumerate(run.metrics):
+        bad = [k for k, v in row.items() if isinstance(v, float) and not math.isfinite(v)]
+        if bad:
+            raise ValueError(f"step {i + 1}'s metrics are not finite ({', '.join(bad)}): the run diverged; "
+                             "nothing was saved over the last save")
+    try:
+        json.dumps(run.summary, allow_nan=False)
+    except ValueError:
+        raise ValueError("the run's summary holds a value that is not finite; nothing was saved") from None
+
+
+def _stage(run, stage, old):
+    _finite(run)
+    os.makedirs(stage)
+    save_checkpoint(run.lab.policy, run.lab.tokenizer, os.path.join(stage, "checkpoint"))
+    if run.state is not None:
+        torch.save(run.state.capture(), os.path.join(stage, STATE))
+    with open(os.path.join(stage, "metrics.jsonl"), "w") as f:
+        f.writelines(json.dumps(row, allow_nan=False) + "\n" for row in run.metrics)
+    _write_json(os.path.join(stage, "summary.json"), {**run.summary, "steps_done": len(run.metrics)}, indent=2)
+    with open(os.path.join(stage, MARK), "w") as f:
+        f.write(mark_text())
+    written = [os.path.relpath(os.path.join(d, x), stage).replace(os.sep, "/")
+               for d, _, fs in os.walk(stage) for x in fs]
+    with open(os.path.join(stage, OLD), "w") as f:
+        f.writelines(p + "\n" for p in old)
+    for name in (MANIFEST, NEW):
+        with open(os.path.join(stage, name), "w") as f:
+            f.writelines(p + "\n" for p in sorted(written) + [MANIFEST, MARKER])
+    with open(os.path.join(stage, MARKER), "w") as f:
+        f.write(f"{len(run.metrics)} steps\n")
+
+
+def _commit(out):
+    """Move a complete staging copy's files into `out`, COMPLETE last; safe to repeat after a kill."""
+    stage = os.path.join(out, STAGE)
+    with open(os.path.join(stage, NEW)) as f:
+        new = [line.rstrip("\n") for line in f if line.strip()]
+    with open(os.path.join(stage, OLD)) as f:
+        old = [line.rstrip("\n") for line in f if line.strip()]
+    if os.path.lexists(os.path.join(out, MARKER)):
+        os.unlink(os.path.join(out, MARKER))  # from here on the folder is a save in progress
+    for rel in [MARK] + [p for p in new if p not in (MARK, MARKER)]:  # the marker first: a run folder
+        src, dst = os.path.join(stage, rel), os.path.join(out, rel)
+        if os.path.lexists(src):
+            os.makedirs(os.path.dirname(dst), exist_ok=True)
+            os.replace(src, dst)
+    for rel in sorted(set(old) - set(new), reverse=True):  # the old run's paths the new one lacks
+        path = os.path.join(out, rel)
+        if os.path.isfile(path) and not os.path.islink(path):
+            os.unlink(path)
+    _prune(out, old)
+    os.replace(os.path.join(stage, MARKER), os.path.join(out, MARKER))
+    shutil.rmtree(stage, ignore_errors=True)
+
+
+def _prune(out, paths):
+    """Remove the folders of `paths` left empty (never one holding anything)."""
+    for d in sorted({os.path.dirname(p) for p in paths if "/" in p}, key=len, reverse=True):
+        try:
+            os.rmdir(os.path.join(out, d))
+        except OSError:
+            pass
 
 
 def load_state(out):
@@ -125,18 +168,40 @@ def load_state(out):
     if not os.path.isfile(path):
         raise ValueError(f"cannot resume: {out} holds no saved run state ({STATE}); "
                          "start it afresh with --overwrite")
+    if not is_complete(out):
+        raise ValueError(f"cannot resume: {out} holds no complete save ({MARKER} is missing)")
     try:
         state = torch.load(path, map_location="cpu", weights_only=True)
         with open(os.path.join(out, "metrics.jsonl")) as f:
             state["metrics"] = [json.loads(line) for line in f if line.strip()]
         with open(os.path.join(out, "summary.json")) as f:
             state["summary"] = json.load(f)
+        _check_saved(state)
     except Exception as e:  # a crafted pickle lands here too: weights_only refuses to run it
         lines = str(e).strip().splitlines()
         raise ValueError(f"{out} is not a run this package saved, or it is damaged: {type(e).__name__}: "
                          f"{lines[0][:200] if lines else ''}") from None
+    if state["summary"]["version"] != __version__:
+        raise ValueError(f"{out} was saved by unified_rl {state['summary']['version']} and this is "
+                         f"{__version__}: a resume would not compute what the run started; resume it "
+                         "with that version, or start afresh with --overwrite")
     state["seconds"] = state["summary"].get("seconds", 0.0)
     return state
+
+
+def _check_saved(state):
+    """KeyError/TypeError/ValueError naming what a saved state lacks or contradicts."""
+    if not isinstance(state, dict) or not isinstance(state.get("summary"), dict):
+        raise TypeError("state.pt or summary.json is not a mapping")
+    missing = [k for k in STATE_KEYS if k not in state] + [f"summary.json:{k}" for k in SUMMARY_KEYS
+                                                            if k not in state["summary"]]
+    if missing:
+        raise KeyError(f"missing {', '.join(missing)}")
+    if not all(isinstance(r, dict) for r in state["metrics"]):
+        raise TypeError("metrics.jsonl holds a row that is not a mapping")
+    if state["step"] != len(state["metrics"]):
+        raise ValueError(f"state.pt is at step {state['step']} but metrics.jsonl holds "
+                         f"{len(state['metrics'])} rows")
 
 
 def rng_state():
@@ -182,6 +247,15 @@ class Trainer:
                 "rng": self.rng if self.rng is not None else rng_state()}
 
     def restore(self, state):
+        """Put the saved state back; ValueError (one line) if it does not fit this run's model."""
+        try:
+            self._restore(state)
+        except (RuntimeError, KeyError, TypeError, ValueError, IndexError) as e:
+            first = (str(e).strip().splitlines() or [""])[0][:200]
+            raise ValueError(f"the saved state.pt does not fit this run (another model size, or damaged): "
+                             f"{type(e).__name__}: {first}") from None
+
+    def _restore(self, state):
         self.lab.ref.load_state_dict(state["ref"])
         self.opt.load_state_dict(state["optimizer"])
         if self.extra is not None:

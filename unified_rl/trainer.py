@@ -6,9 +6,13 @@ between methods is read from the Method (paradigm.py). It never changes what the
 given a lab, the run trains that lab's policy, under its own copy of the lab's other fields.
 """
 
+import contextlib
 import dataclasses
 import json
+import math
 import os
+import re
+import sys
 
 from transformers.utils import logging as hf_logging
 
@@ -27,28 +31,64 @@ START_CHECKPOINT = {"scratch": lambda preset, seed, progress: None, "sft": cache
 
 
 def max_steps_cap():
-    """$UNIFIED_RL_MAX_STEPS as a number, or None; ValueError if it is not a whole number >= 0."""
+    """$UNIFIED_RL_MAX_STEPS as a number, or None (unset or blank); ValueError unless it is ASCII
+    decimal digits (surrounding whitespace aside): no sign, no underscore, no other script's digits."""
     text = os.environ.get("UNIFIED_RL_MAX_STEPS", "").strip()
     if not text:
         return None
-    try:
-        cap = int(text)
-    except ValueError:
-        cap = -1
-    if cap < 0:
-        raise ValueError(f"UNIFIED_RL_MAX_STEPS must be a whole number >= 0, got {text!r}")
-    return cap
+    if not re.fullmatch(r"[0-9]+", text):
+        raise ValueError(f"UNIFIED_RL_MAX_STEPS must be a whole number >= 0 (ASCII digits only), got {text!r}")
+    return int(text)
 
 
-def _check_resume(saved, method, seed, preset):
+POSITIVE = ("steps", "lr", "epochs", "group_size", "prompts_per_step", "temperature", "batch_size",
+            "frozen_samples", "dpo_beta", "value_lr")
+AT_LEAST_ZERO, UNIT = ("clip_eps", "beta"), ("gamma", "lam")
+
+
+def _allowed(key):
+    """(what a setting must be, a test of it) for RLConfig/SFTConfig's numeric fields."""
+    if key == "steps":
+        return ">= 0", lambda v: v >= 0
+    if key in POSITIVE:
+        return "> 0", lambda v: v > 0
+    if key in AT_LEAST_ZERO:
+        return ">= 0", lambda v: v >= 0
+    if key in UNIT:
+        return "in [0, 1]", lambda v: 0 <= v <= 1
+    return "finite", lambda v: True
+
+
+def check_section(section, name):
+    """ValueError naming the first setting of `section` (an RLConfig or SFTConfig) out of its range."""
+    for k, v in dataclasses.asdict(section).items():
+        if isinstance(v, bool) or not isinstance(v, (int, float)):
+            continue
+        want, ok = _allowed(k)
+        if not (math.isfinite(v) and ok(v)):
+            raise ValueError(f"{name}.{k} must be {want}, got {v!r}")
+        if k in ("steps", "epochs", "group_size", "prompts_per_step", "batch_size") and v != int(v):
+            raise ValueError(f"{name}.{k} must be a whole number, got {v!r}")
+
+
+def _check_resume(saved, method, seed, preset, hp, steps, init):
     """A resumed run continues with the settings it was started with, or not at all."""
+    if init is not None:
+        raise ValueError("--init is not used by --resume (the run continues from its own checkpoint); "
+                         "leave it out")
     now, was = _flat(dataclasses.asdict(preset)), _flat(saved.get("config") or {})
+    now.update(_flat(dataclasses.asdict(hp) if hp is not None else {}, "hparams."))
+    was.update(_flat(saved.get("hparams") or {}, "hparams."))
     diff = [k for k, v in (("method", method), ("seed", seed)) if saved.get(k) != v]
     diff += [k for k in sorted(set(now) | set(was)) if now.get(k) != was.get(k)]
     if diff:
         raise ValueError(f"the run in this folder was started as {saved.get('method')}, preset "
                          f"{saved.get('preset')}, seed {saved.get('seed')}; {', '.join(diff)} differ now: "
                          "resume it with the settings it started with")
+    done = saved.get("steps_done", 0)
+    if steps < done:
+        raise ValueError(f"the run in this folder has done {done} steps; --steps {steps} is fewer: "
+                         "give at least that many")
 
 
 def _flat(config, prefix=""):
@@ -69,25 +109,40 @@ def train(method="grpo", preset="auto", steps=None, seed=0, init=None, out=None,
     of the method's preset section (RLConfig, or SFTConfig for sft) or of its own hparams, e.g.
     train("grpo", beta=0.0, group_size=4). lab: train this lab's policy in place (its other fields
     are left as they are). out: a run folder, saved every `save_every` steps and at the end; an
-    existing run there is kept unless overwrite=True, or continued with resume=True.
-    $UNIFIED_RL_MAX_STEPS, if set, caps `steps` (the browser tests run every notebook this way);
-    the cached SFT model is never capped.
+    existing run there is kept unless overwrite=True, or continued with resume=True; the folder
+    is held for the whole call (a second writer is refused) and every file in it the run did not
+    write is kept (runs.py, run_folder.py). $UNIFIED_RL_MAX_STEPS, if set, caps `steps` (the
+    browser tests run every notebook this way), saying so on stderr; the cached SFT model is never
+    capped.
     """
     m = get_method(method)
     if resume and (lab is not None or not out):
         raise ValueError("resume=True continues the run saved in `out`: give out, and no lab")
     run_preset, hp = configure(m, get_preset(preset if lab is None else lab.preset), overrides)
+    check_section(getattr(run_preset, m.section), m.section)
     steps = steps if steps is not None else getattr(run_preset, m.section).steps
     if isinstance(steps, bool) or not isinstance(steps, int) or steps < 0:
         raise ValueError(f"steps must be a whole number >= 0, got {steps!r}")
     cap = max_steps_cap() if _cap else None
-    steps = min(steps, cap) if cap is not None else steps
-    state = None
-    if out:
-        runs.check_out(out, overwrite=overwrite, resume=resume)
+    if cap is not None and cap < steps:
+        print(f"UNIFIED_RL_MAX_STEPS={cap} caps this {m.name} run at {cap} of {steps} steps", file=sys.stderr)
+        steps = cap
+    adoptable = m.name == "sft" and lab is None and init is None and eval_every is None and not resume
+    if out is None:
+        return _train(m, run_preset, hp, steps, seed, init, None, progress, lab, eval_every, None, save_every, False)
+    runs.check_out(out, overwrite=overwrite, resume=resume)  # before creating anything
+    with runs.hold(out):  # one writer: a second process is refused here, at once
+        runs.recover(out)
+        runs.check_out(out, overwrite=overwrite, resume=resume)  # again, now that no one else writes
+        state = None
         if resume:
             state = runs.load_state(out)
-            _check_resume(state["summary"], m.name, seed, run_preset)
+            _check_resume(state["summary"], m.name, seed, run_preset, hp, steps, init)
+        return _train(m, run_preset, hp, steps, seed, init, out, progress, lab, eval_every, state, save_every,
+                      adoptable)
+
+
+def _train(m, run_preset, hp, steps, seed, init, out, progress, lab, eval_every, state, save_every, adoptable):
     summary = {"method": m.name, "preset": run_preset.name, "steps": steps, "seed": seed,
                "version": __version__, "config": dataclasses.asdict(run_preset),
                "hparams": dataclasses.asdict(hp) if hp is not None else None}
@@ -105,15 +160,44 @@ def train(method="grpo", preset="auto", steps=None, seed=0, init=None, out=None,
         lab = dataclasses.replace(lab, preset=run_preset)  # the caller's Lab stays as it was
     summary.update({"init": str(init) if init else None, "device": str(lab.device),
                     "eval_problems": min(run_preset.eval_problems, len(lab.test_problems))})
-    return fit(m, lab, hp, steps, summary, eval_every=eval_every, progress=progress, out=out,
-               save_every=save_every, resume=state)
+    run = fit(m, lab, hp, steps, summary, eval_every=eval_every, progress=progress, out=out,
+              save_every=save_every, resume=state)
+    if adoptable:
+        cache.adopt(run, run_preset, seed)  # the user's own SFT run is the cached model: no rebuild
+    return run
+
+
+MISMATCH = "ignore_mismatched_sizes"
+
+
+def plain_load_error(e):
+    """A load error in our words: transformers' size-mismatch message points at a report we hide."""
+    text = str(e)
+    if MISMATCH in text:
+        text = text.split(": RuntimeError:")[0] + ": its config.json does not match the sizes of its weights " \
+                                                  "(a damaged or edited checkpoint)"
+    return ValueError(text)
+
+
+@contextlib.contextmanager
+def quiet_loads():
+    """transformers' own load report (two dozen lines on a mismatched checkpoint) is not shown: the
+    failure reaches the user as one ValueError."""
+    level = hf_logging.get_verbosity()
+    hf_logging.set_verbosity_error()
+    try:
+        yield
+    finally:
+        hf_logging.set_verbosity(level)
 
 
 def _lab_from(preset, seed, init, from_cache):
     """make_lab, naming the cache folder to delete when the cached SFT model cannot be read."""
     try:
-        return make_lab(preset, seed, init)
+        with quiet_loads():
+            return make_lab(preset, seed, init)
     except ValueError as e:
         if not from_cache:
-            raise
-        raise ValueError(f"{e} (a broken SFT cache entry: delete {os.path.dirname(init)} to rebuild it)") from None
+            raise plain_load_error(e) from None
+        raise ValueError(f"{plain_load_error(e)} (a broken SFT cache entry: delete {os.path.dirname(init)} "
+                         "to rebuild it)") from None

@@ -7,6 +7,7 @@
 - `raw_grad_norms`: each method's gradient norm on one batch before the trainer's clip at norm 1.
 - `comparison_table` / `findings`: the policy-family experiment's result, as a table and as the
   sentences the notebook states about it (each computed from the table, none typed by hand).
+- `arms`: a progress bar over the arms a training cell runs (each takes seconds to minutes).
 Every number comes from the package (`advantages`, `coefficients`, `kl.study`, `experiments`).
 """
 
@@ -19,6 +20,13 @@ import torch
 from unified_rl import advantages, coefficients
 from unified_rl.paradigm import step_from_tensors, surrogate_loss
 from unified_rl.wiring import policy_logp
+
+
+def arms(items, desc="training the arms"):
+    """`items` (a list, or a dict's items) under a tqdm.auto bar: a long cell says how far it is."""
+    from tqdm.auto import tqdm
+    items = list(items)
+    return tqdm(items, desc=desc, total=len(items), unit="arm")
 
 
 def _name(obj):

@@ -15,6 +15,7 @@ import matplotlib.pyplot as plt
 import torch
 
 from unified_rl import coefficients
+from unified_rl.course.nb_policy_gradient import arms  # noqa: F401 (the training cell's progress bar)
 from unified_rl.course.plots import draw_coefficients
 from unified_rl.evaluation import greedy_accuracy
 from unified_rl.methods import METHODS

@@ -94,8 +94,19 @@ def pass_maj_curve(policy, tokenizer, problems, samples, temperature=0.7):
     return out
 
 
+PHASES = {"on": False}
+"""Whether the long phases below say on stderr what they do (`reproduce` without --quiet turns it on)."""
+
+
+def phase(text):
+    if PHASES["on"]:
+        print(text, file=sys.stderr, flush=True)
+
+
 def evaluate_policy(policy, tokenizer, problems, k_problems, samples, temperature=0.7):
     """Greedy accuracy on all `problems`, Pass@K / Maj@K curves on the first `k_problems`."""
+    phase(f"evaluating: greedy on {len(problems)} questions, then sampling {samples} answers to each of "
+          f"{min(k_problems, len(problems))} for Pass@K / Maj@K")
     out = {"greedy": greedy_accuracy(policy, tokenizer, problems)}
     out.update(pass_maj_curve(policy, tokenizer, problems[:k_problems], samples, temperature))
     return out
@@ -159,6 +170,14 @@ def _command():
     return " ".join(shlex.quote(a) for a in argv)
 
 
+def cpu_kernels():
+    """The vector instructions torch's CPU kernels use here (e.g. AVX2, AVX512): two machines that
+    differ in it round floating-point sums differently, so long runs drift apart in the last digits."""
+    import torch
+
+    return torch.backends.cpu.get_cpu_capability()
+
+
 def provenance():
     """Where a result came from: commit, versions, date, machine and the exact command."""
     import torch
@@ -171,23 +190,45 @@ def provenance():
             "python": platform.python_version(),
             "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
             "machine": f"{platform.system()} {platform.machine()}, {os.cpu_count()} CPUs, {device}, "
-                       f"{torch.get_num_threads()} torch threads",
+                       f"{torch.get_num_threads()} torch threads, CPU kernels {cpu_kernels()}",
             "command": _command()}
 
 
+SHIPPED_SEEDS = 3
+"""The seeds of the shipped results: only a run with as many (or more) may replace them in the notebooks."""
+
+
+def _full(result):
+    seeds = result.get("seeds")
+    return isinstance(seeds, int) and not isinstance(seeds, bool) and seeds >= SHIPPED_SEEDS
+
+
+def check_result_free(name, out, overwrite=False):
+    """ValueError, before an experiment runs, if OUT/NAME.json exists and `overwrite` is not given."""
+    path = os.path.join(out, f"{name}.json")
+    if os.path.lexists(path) and not overwrite:
+        raise ValueError(f"{path} exists; pass --overwrite to replace it, or choose another --out")
+    if os.path.lexists(out) and not os.path.isdir(out):
+        raise ValueError(f"{out} is not a folder; the result is written into a folder")
+
+
 def write_result(name, out, result, plot, cache_key=None):
-    """OUT/NAME.json (with its provenance) and OUT/NAME.png drawn by plot(result); with cache_key, a
-    copy of the JSON in the cache for the notebooks, under the code version that made it. Without
+    """OUT/NAME.json (with its provenance) and OUT/NAME.png drawn by plot(result); with cache_key and
+    at least the shipped number of seeds, a copy of the JSON in the cache for the notebooks, under the code
+    version that made it (a run of fewer seeds never becomes the result they show). Without
     matplotlib (a core-only install) the figure is skipped with a message; the JSON is the result."""
     result.setdefault("provenance", provenance())
     os.makedirs(out, exist_ok=True)
     with open(os.path.join(out, f"{name}.json"), "w") as f:
-        json.dump(result, f, indent=2)
-    if cache_key:
+        json.dump(result, f, indent=2, allow_nan=False)
+    if cache_key and not _full(result):
+        print(f"{name}: a {result.get('seeds')}-seed run is written to {out} only; the notebooks keep "
+              f"showing the {SHIPPED_SEEDS}-seed result", file=sys.stderr)
+    elif cache_key:
         path = cached_result_path(name, cache_key)
         os.makedirs(os.path.dirname(path), exist_ok=True)
         with open(path, "w") as f:
-            json.dump(result, f, indent=2)
+            json.dump(result, f, indent=2, allow_nan=False)
     try:
         import matplotlib.pyplot as plt
     except ImportError:
@@ -216,6 +257,8 @@ def load_cached(name, preset="auto"):
             result = json.load(f)
         if not isinstance(result, dict):
             raise ValueError("not a result")
+        if not _full(result):
+            return None  # fewer seeds than the shipped result: never preferred to it
     except (ValueError, UnicodeDecodeError) as e:
         print(f"the cached result {path} is damaged ({type(e).__name__}); showing the shipped result "
               "instead (delete that file, or re-run the experiment)", file=sys.stderr)
@@ -254,3 +297,42 @@ class Progress:
     def __call__(self, text):
         if self.on:
             print(text, flush=True)
+
+
+@dataclass
+class Experiment:
+    """One run of an experiment: what every `run()` shares, held once (`begin`, `seed_labs`, `finish`)."""
+
+    name: str  # e.g. "noisy-reward": OUT/NAME.json
+    preset: object
+    budget: object  # the experiment's budget dataclass for this preset, overrides applied
+    overridden: bool  # a budget override makes it not the full run the notebooks may load
+    seeds: int
+    out: str
+    progress: bool
+    say: Progress
+    clock: Clock
+
+    @property
+    def sft(self):
+        """The preset of the SFT model every seed starts from (the budget's sft_steps, if it has one)."""
+        return sft_preset(self.preset, getattr(self.budget, "sft_steps", None))
+
+    def seed_labs(self, preset=None):
+        """(seed, the seed's SFT checkpoint, a lab on it) for each seed, the checkpoint trained on first use."""
+        preset = self.sft if preset is None else preset
+        for seed in range(self.seeds):
+            init = sft_model(preset, seed, self.progress)
+            yield seed, init, lab_on(preset, seed, init)
+
+    def finish(self, result, plot):
+        """Write OUT/NAME.json and .png (and the notebooks' cached copy of a full run); the result."""
+        write_result(self.name, self.out, result, plot, cache_key=None if self.overridden else self.preset.name)
+        return result
+
+
+def begin(name, budgets, preset, out, seeds, progress, overrides):
+    """Check the arguments every experiment takes and pick its budget: an Experiment."""
+    check_run_args(out, seeds)
+    preset, b = pick_budget(budgets, preset, overrides)
+    return Experiment(name, preset, b, bool(overrides), seeds, out, progress, Progress(progress), Clock())

@@ -99,15 +99,10 @@ def _evaluate(policy, tokenizer, tests, b, seed):
 
 def run(preset="auto", out="results", seeds=3, progress=True, **budget):
     """Run the data-source experiment; write OUT/data-source.json and .png; return the result."""
-    common.check_run_args(out, seeds)
-    preset, b = common.pick_budget(BUDGETS, preset, budget)
-    say = common.Progress(progress)
-    sp = common.sft_preset(preset, b.sft_steps)
-    clock = common.Clock()
+    exp = common.begin("data-source", BUDGETS, preset, out, seeds, progress, budget)
+    preset, b, say, sp = exp.preset, exp.budget, exp.say, exp.sft
     per_seed = []
-    for seed in range(seeds):
-        init = common.sft_model(sp, seed, progress)
-        lab = common.lab_on(sp, seed, init)
+    for seed, init, lab in exp.seed_labs():
         qs, tests = pools(lab, sp, b)
         row = {"seed": seed, "sft": _evaluate(lab.policy, lab.tokenizer, tests, b, seed), "train": {}}
         for arm, (pool, method) in ARMS.items():
@@ -123,9 +118,8 @@ def run(preset="auto", out="results", seeds=3, progress=True, **budget):
                 f"(SFT {row['sft']['in-distribution']['greedy']:.3f}), harder {row[arm]['harder']['greedy']:.3f} "
                 f"(SFT {row['sft']['harder']['greedy']:.3f}) ({t.read()['wall_s']} s)")
         per_seed.append(row)
-    result = summarise(per_seed, preset, b, seeds, clock.read(), common.powers_of_two(b.samples))
-    common.write_result("data-source", out, result, plot, cache_key=None if budget else preset.name)
-    return result
+    return exp.finish(summarise(per_seed, preset, b, seeds, exp.clock.read(), common.powers_of_two(b.samples)),
+                      plot)
 
 
 def summarise(per_seed, preset, b, seeds, seconds, ks):

@@ -86,8 +86,8 @@ def run_seed(preset, seed, b, progress=False):
 
 def run(preset="auto", out="results", seeds=3, progress=True, **budget):
     """Run Figure 7 over `seeds` seeds; write OUT/figure7.json and OUT/figure7.png; return the result."""
-    common.check_run_args(out, seeds)
-    preset, b = common.pick_budget(BUDGETS, preset, budget)
+    exp = common.begin("figure7", BUDGETS, preset, out, seeds, progress, budget)
+    preset, b, say = exp.preset, exp.budget, exp.say
     if b.rl_questions < 1 or b.rl_questions > preset.n_sft:
         raise ValueError(f"rl_questions must be in [1, n_sft={preset.n_sft}], got {b.rl_questions}")
     if b.k_problems < 1 or b.k_problems > preset.n_test:
@@ -98,8 +98,6 @@ def run(preset="auto", out="results", seeds=3, progress=True, **budget):
     lo, hi = b.mid_range
     if not 0 <= lo < hi <= 1:
         raise ValueError(f"mid_range must be (low, high) with 0 <= low < high <= 1, got {b.mid_range!r}")
-    say = common.Progress(progress)
-    clock = common.Clock()
     i, per_seed = ks.index(b.headline_k), []
     for seed in range(seeds):
         x = dict(seed=seed, **run_seed(preset, seed, b, progress))
@@ -107,10 +105,7 @@ def run(preset="auto", out="results", seeds=3, progress=True, **budget):
         say(f"figure7 seed {seed}: greedy SFT {x['sft']['greedy']:.3f} -> RL {x['rl']['greedy']:.3f}; "
             f"Maj@{b.headline_k} {x['sft']['maj_at_k'][i]:.3f} -> {x['rl']['maj_at_k'][i]:.3f}; "
             f"Pass@{b.headline_k} {x['sft']['pass_at_k'][i]:.3f} -> {x['rl']['pass_at_k'][i]:.3f} ({x['wall_s']} s)")
-    result = summarise(ks, per_seed, preset, b, seeds, clock.read())
-    key = preset.name if not budget else None  # only the full run is what the notebook may load
-    common.write_result("figure7", out, result, plot, cache_key=key)
-    return result
+    return exp.finish(summarise(ks, per_seed, preset, b, seeds, exp.clock.read()), plot)
 
 
 def change(diffs):

@@ -60,20 +60,16 @@ def noisy_method(name, flip_prob, seed):
 
 def run(preset="auto", out="results", seeds=3, progress=True, **budget):
     """Run the noisy-reward experiment; write OUT/noisy-reward.json and .png; return the result."""
-    common.check_run_args(out, seeds)
-    preset, b = common.pick_budget(BUDGETS, preset, budget)
+    exp = common.begin("noisy-reward", BUDGETS, preset, out, seeds, progress, budget)
+    preset, b, say = exp.preset, exp.budget, exp.say
     ps = list(b.flip_probs)
     if not ps or ps != sorted(ps) or not all(0.0 <= p <= 1.0 for p in ps):
         raise ValueError(f"flip_probs must be increasing probabilities in [0, 1], got {b.flip_probs}")
     for name in b.methods:
         noisy_method(name, 0.0, 0)  # fail before any training on an unknown method
-    say = common.Progress(progress)
-    sp = common.sft_preset(preset, b.sft_steps)
-    clock = common.Clock()
+    sp = exp.sft
     per_seed = []
-    for seed in range(seeds):
-        init = common.sft_model(sp, seed, progress)
-        lab = common.lab_on(sp, seed, init)
+    for seed, init, lab in exp.seed_labs():
         test = lab.test_problems[: b.n_test]
         row = {"seed": seed, "sft": greedy_accuracy(lab.policy, lab.tokenizer, test), "runs": {}}
         for name in b.methods:
@@ -92,9 +88,7 @@ def run(preset="auto", out="results", seeds=3, progress=True, **budget):
                 say(f"noisy-reward seed {seed} {name} p={p}: held-out {row['runs'][f'{name}@{p}']['accuracy']:.3f} "
                     f"(SFT {row['sft']:.3f}) ({t.read()['wall_s']} s)")
         per_seed.append(row)
-    result = summarise(per_seed, preset, b, seeds, clock.read())
-    common.write_result("noisy-reward", out, result, plot, cache_key=None if budget else preset.name)
-    return result
+    return exp.finish(summarise(per_seed, preset, b, seeds, exp.clock.read()), plot)
 
 
 def summarise(per_seed, preset, b, seeds, seconds):

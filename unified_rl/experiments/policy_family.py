@@ -98,20 +98,16 @@ def one_run(label, name, overrides, sp, seed, init, test, b, progress):
 
 def run(preset="auto", out="results", seeds=3, progress=True, **budget):
     """Run the comparison; write OUT/policy-family.json and .png; return the result."""
-    common.check_run_args(out, seeds)
-    preset, b = common.pick_budget(BUDGETS, preset, budget)
+    exp = common.begin("policy-family", BUDGETS, preset, out, seeds, progress, budget)
+    preset, b, say = exp.preset, exp.budget, exp.say
     if b.rl_steps < 1 or b.epochs < 1:
         raise ValueError(f"rl_steps and epochs must be >= 1, got {b.rl_steps} and {b.epochs}")
     unknown = [n for n in b.methods if n not in METHODS]
     if unknown:
         raise ValueError(f"unknown method(s) {unknown}; choose from {', '.join(METHODS)}")
-    say = common.Progress(progress)
-    sp = common.sft_preset(preset, b.sft_steps)
-    clock = common.Clock()
+    sp = exp.sft
     per_seed = []
-    for seed in range(seeds):
-        init = common.sft_model(sp, seed, progress)
-        lab = common.lab_on(sp, seed, init)
+    for seed, init, lab in exp.seed_labs():
         test = lab.test_problems[: b.n_test]
         row = {"seed": seed, "sft": greedy_accuracy(lab.policy, lab.tokenizer, test),
                "sft_lengths": answer_lengths(lab.policy, lab.tokenizer, test[: b.length_questions],
@@ -122,9 +118,7 @@ def run(preset="auto", out="results", seeds=3, progress=True, **budget):
             say(f"policy-family seed {seed} {label}: held-out {res['accuracy']:.3f} (SFT {row['sft']:.3f}), "
                 f"length {res['response_len'][0]:.2f} -> {res['response_len'][-1]:.2f} ({res['wall_s']} s)")
         per_seed.append(row)
-    result = summarise(per_seed, preset, b, seeds, clock.read())
-    common.write_result("policy-family", out, result, plot, cache_key=None if budget else preset.name)
-    return result
+    return exp.finish(summarise(per_seed, preset, b, seeds, exp.clock.read()), plot)
 
 
 def _stats(values):

@@ -127,18 +127,14 @@ def gradient_alignment(policy, ref, pairs, beta):
 
 def run(preset="auto", out="results", seeds=3, progress=True, **budget):
     """Run the comparison; write OUT/preference-family.json and .png; return the result."""
-    common.check_run_args(out, seeds)
-    preset, b = common.pick_budget(BUDGETS, preset, budget)
+    exp = common.begin("preference-family", BUDGETS, preset, out, seeds, progress, budget)
+    preset, b, say = exp.preset, exp.budget, exp.say
     for arm in b.arms:
         arm_method(arm, RuleReward())  # fail before any training on an unknown arm
     if b.steps < 1 or b.probe_every < 1 or b.probe_pairs < 1:
         raise ValueError("steps, probe_every and probe_pairs must be >= 1")
-    say = common.Progress(progress)
-    clock = common.Clock()
     per_seed = []
-    for seed in range(seeds):
-        init = common.sft_model(preset, seed, progress)
-        lab = common.lab_on(preset, seed, init)
+    for seed, init, lab in exp.seed_labs(preset):
         test = lab.test_problems[: b.n_test]
         pairs = probe_pairs(lab, b.probe_pairs, _labels(b, seed), seed)
         row = {"seed": seed, "sft": greedy_accuracy(lab.policy, lab.tokenizer, test), "arms": {},
@@ -160,9 +156,7 @@ def run(preset="auto", out="results", seeds=3, progress=True, **budget):
                 f"(SFT {row['sft']:.3f}); chosen x+ {history[-1]['x_chosen']:+.3f}, "
                 f"rejected x- {history[-1]['x_rejected']:+.3f} ({t.read()['wall_s']} s)")
         per_seed.append(row)
-    result = summarise(per_seed, preset, b, seeds, clock.read())
-    common.write_result("preference-family", out, result, plot, cache_key=None if budget else preset.name)
-    return result
+    return exp.finish(summarise(per_seed, preset, b, seeds, exp.clock.read()), plot)
 
 
 def summarise(per_seed, preset, b, seeds, seconds):

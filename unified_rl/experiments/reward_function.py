@@ -123,15 +123,10 @@ def _curve(lab, r, start_acc, sample0=0, seconds0=0.0):
 
 def run(preset="auto", out="results", seeds=3, progress=True, **budget):
     """Run the reward-function experiment; write OUT/reward-function.json and .png; return the result."""
-    common.check_run_args(out, seeds)
-    preset, b = common.pick_budget(BUDGETS, preset, budget)
-    say = common.Progress(progress)
-    sp = common.sft_preset(preset, b.sft_steps)
-    clock = common.Clock()
+    exp = common.begin("reward-function", BUDGETS, preset, out, seeds, progress, budget)
+    preset, b, say, sp = exp.preset, exp.budget, exp.say, exp.sft
     per_seed = []
-    for seed in range(seeds):
-        init = common.sft_model(sp, seed, progress)
-        lab = common.lab_on(sp, seed, init)
+    for seed, init, lab in exp.seed_labs():
         start = greedy_accuracy(lab.policy, lab.tokenizer, lab.test_problems[: sp.eval_problems])
         reward, rm_info = build_reward_model(lab, b, seed)
         methods = {"outcome": METHODS["grpo"], "process": METHODS["grpo-process"],
@@ -155,9 +150,7 @@ def run(preset="auto", out="results", seeds=3, progress=True, **budget):
             say(f"reward-function seed {seed} {arm}: held-out {final:.3f} after {curve['samples'][-1]} samples, "
                 f"{cpu:.0f} CPU s ({cost['wall_s']} s wall)")
         per_seed.append(row)
-    result = summarise(per_seed, preset, b, seeds, clock.read())
-    common.write_result("reward-function", out, result, plot, cache_key=None if budget else preset.name)
-    return result
+    return exp.finish(summarise(per_seed, preset, b, seeds, exp.clock.read()), plot)
 
 
 def summarise(per_seed, preset, b, seeds, seconds):

@@ -16,7 +16,8 @@ from ..paradigm import Method
 from ..presets import get_preset
 from ..wiring import check_hparams
 from .paper import (DEEPSEEKMATH, DPO, GRPO, GRPO_PROCESS, ONLINE_RFT, PPO, RFT, SFT, Critic, dpo_gc,
-                    grpo_gc, ppo_advantage, process_advantage, rft_gc, sft_gc)
+                    dpo_objective, grpo_gc, grpo_objective, online_rft_objective, ppo_advantage, ppo_gc,
+                    ppo_objective, process_advantage, rft_gc, rft_objective, sft_gc, sft_objective)
 from .policy_gradient import POLICY_GRADIENT
 from .preference import PREFERENCE
 
@@ -35,5 +36,6 @@ def get_method(name):
 
 
 __all__ = ["METHODS", "get_method", "DEEPSEEKMATH", "POLICY_GRADIENT", "PREFERENCE", "SFT", "RFT",
-           "ONLINE_RFT", "DPO", "PPO", "GRPO", "GRPO_PROCESS", "Critic", "dpo_gc", "grpo_gc", "ppo_advantage",
-           "process_advantage", "rft_gc", "sft_gc"]
+           "ONLINE_RFT", "DPO", "PPO", "GRPO", "GRPO_PROCESS", "Critic", "dpo_gc", "dpo_objective", "grpo_gc",
+           "grpo_objective", "online_rft_objective", "ppo_advantage", "ppo_gc", "ppo_objective",
+           "process_advantage", "rft_gc", "rft_objective", "sft_gc", "sft_objective"]
