@@ -18,7 +18,7 @@ $(VENV)/.core: pyproject.toml constraints.txt
 	$(BIN)/pip install -q --upgrade pip
 	$(PIP_INSTALL) --no-deps $(if $(TORCH_INDEX),--extra-index-url $(TORCH_INDEX)) torch  # its dependencies come from PyPI next
 	$(PIP_INSTALL) -e .
-	rm -f $(VENV)/.course $(VENV)/.test $(VENV)/.book $(VENV)/.bench
+	rm -f $(VENV)/.course $(VENV)/.instructor $(VENV)/.test $(VENV)/.book $(VENV)/.bench
 	touch $@
 
 $(VENV)/.%: $(VENV)/.core
@@ -48,8 +48,9 @@ test-fast: $(VENV)/.test  ## the package's fast tests only (about a minute)
 book: $(VENV)/.book  ## the course as a static website with every output, into build/book/html
 	$(TEST_ENV) $(BIN)/python scripts/build_book.py
 
-student: $(VENV)/.course  ## student copies of every notebook, into build/student/
-	$(BIN)/python -m unified_rl.course.student course build/student
+# nbgrader's own generate_assignment on course/ (a temporary course directory; course/INSTRUCTORS.md).
+student: $(VENV)/.instructor  ## student copies of every notebook (nbgrader's release), into build/student/
+	$(BIN)/python -m unified_rl.course.student course build/student --engine nbgrader
 
 bench: $(VENV)/.bench  ## benchmarks (TRL comparison included): writes bench/results.json
 	$(TEST_ENV) $(BIN)/python bench/run.py
