@@ -11,7 +11,6 @@ exactly that exercise's points. `nbgrader generate_feedback` shows the checker's
 """
 
 import csv
-import importlib
 import os
 import re
 import shutil
@@ -36,7 +35,7 @@ pytestmark = pytest.mark.slow  # executes 24 notebooks: minutes (the seconds: co
 
 COURSE = REPO / "course"
 NOTEBOOKS = sorted(p.stem for p in COURSE.glob("*.ipynb"))
-THREE_WAY = [n for n in NOTEBOOKS if n[:2] in ("00", "04", "06")]
+THREE_WAY = [n for n in NOTEBOOKS if n[:2] in ("00", "06")]  # every kind of exercise: choice, value, derive, implement
 ASSIGNMENT, COURSE_ID = "course", "unified_rl"
 CONFIG = """c = get_config()
 c.CourseDirectory.course_id = "unified_rl"
@@ -89,7 +88,7 @@ def graded(tmp_path_factory):
     source.mkdir(parents=True)
     for name in NOTEBOOKS:
         shutil.copy(COURSE / f"{name}.ipynb", source)
-    (source / display.STUDENT_FLAG).write_text(student.FLAG_TEXT)
+    (source / display.STUDENT_FLAG).touch()  # the release carries it: q.solution() off there
     seconds = {}
 
     t = time.perf_counter()
@@ -125,13 +124,15 @@ def graded(tmp_path_factory):
     seconds["autograde"] = time.perf_counter() - t
     t = time.perf_counter()
     _nbgrader(root, "generate_feedback", ASSIGNMENT, env=env)
+    _nbgrader(root, "release_feedback", ASSIGNMENT, f"--student={stub_id}", env=env)  # exchange submissions only
+    _nbgrader(work, "fetch_feedback", ASSIGNMENT, f"--course={COURSE_ID}", f"--Exchange.root={exchange}", env=env)
     _nbgrader(root, "export", "--to=grades.csv", env=env)
     seconds["feedback + export"] = time.perf_counter() - t
     with open(root / "grades.csv") as f:
         rows = {r["student_id"]: r for r in csv.DictReader(f)}
     print("nbgrader workflow, seconds:", {k: round(v, 1) for k, v in seconds.items()})
     (base / "seconds.txt").write_text(repr(seconds))
-    return {"root": root, "release": root / "release" / ASSIGNMENT, "stub": stub_id, "csv": rows,
+    return {"root": root, "release": root / "release" / ASSIGNMENT, "stub": stub_id, "csv": rows, "work": work,
             "db": f"sqlite:///{root / 'gradebook.db'}"}
 
 
@@ -143,6 +144,9 @@ def _scores(graded, student_id, name):
         return nb.score, {g.name: g.score for g in nb.grades}
 
 
+_REGION = r"### BEGIN SOLUTION\n(.*?)\n\s*### END SOLUTION"
+
+
 def test_release_has_no_solution_and_turns_solutions_off(graded):
     for name in NOTEBOOKS:
         text = (graded["release"] / f"{name}.ipynb").read_text()
@@ -150,11 +154,13 @@ def test_release_has_no_solution_and_turns_solutions_off(graded):
             assert marker not in text, f"{name}: the release still holds {marker!r}"
         source = nbformat.read(COURSE / f"{name}.ipynb", as_version=4)
         released = {c.source for c in nbformat.read(graded["release"] / f"{name}.ipynb", as_version=4).cells}
-        for cell in source.cells:
-            for region in re.findall(r"### BEGIN SOLUTION\n(.*?)\n\s*### END SOLUTION", cell.source, re.S):
-                for line in (l.strip() for l in region.split("\n")):
-                    if len(line) > 8 and not line.startswith("#"):
-                        assert not any(line in s for s in released), f"{name}: solution line {line!r} released"
+        regions = [r for c in source.cells for r in re.findall(_REGION, c.source, re.S)]
+        elsewhere = "\n".join(re.sub(_REGION, "", c.source, flags=re.S) for c in source.cells)
+        lines = {l.strip() for r in regions for l in r.split("\n")}
+        lines = {l for l in lines if len(l) > 8 and not l.startswith("#") and l not in elsewhere}
+        assert lines or not regions, name
+        for line in lines:  # a solution line that the notebook shows nowhere else never reaches the release
+            assert not any(line in s for s in released), f"{name}: solution line {line!r} released"
     assert not display.solutions_shown(cwd=graded["release"])  # the flag ships with the release
 
 
@@ -207,6 +213,9 @@ def test_exported_csv_totals(graded):
 
 
 def test_feedback_shows_the_checkers_verdict(graded):
-    name, q = THREE_WAY[0], next(iter(_points(THREE_WAY[0])))
-    html = (graded["root"] / "feedback" / _student(name, q) / ASSIGNMENT / f"{name}.html").read_text()
-    assert "AnswerNotCorrect" in html and "Incorrect" in html
+    name = THREE_WAY[0]
+    for q, p in _points(name).items():
+        html = (graded["root"] / "feedback" / _student(name, q) / ASSIGNMENT / f"{name}.html").read_text()
+        assert "AnswerNotCorrect" in html and "Incorrect: " in html and f"(0 of {p} points)" in html, q
+    fetched = list((graded["work"] / ASSIGNMENT / "feedback").rglob(f"{name}.html"))  # the student's copy
+    assert len(fetched) == 1 and "Not attempted yet" in fetched[0].read_text()
