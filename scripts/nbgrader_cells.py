@@ -81,9 +81,9 @@ def plan(nb, where="notebook"):
                 raise ValueError(f"{where}, cell {pending}: a solution region with no check after it")
             pending = i
             continue
-        if HIDDEN in src:
-            raise ValueError(f"{where}, cell {i}: a hidden-tests region outside a check cell")
         if not found:
+            if HIDDEN in src:  # nbgrader refuses hidden tests outside a test cell (a check cell may hold more)
+                raise ValueError(f"{where}, cell {i}: a hidden-tests region outside a check cell")
             continue
         if len(found) > 1:
             raise ValueError(f"{where}, cell {i}: checks {', '.join(found)} in one cell; one check per cell")

@@ -87,6 +87,14 @@ def test_the_stamper_refuses_what_nbgrader_cannot_grade(cells, message):
         nbgrader_cells.stamp_notebook(_nb(*cells), "demo.ipynb")
 
 
+def test_a_check_cell_keeps_the_instructors_own_hidden_tests():
+    extra = "q3.check()\n### BEGIN HIDDEN TESTS\nassert my_extra_test()\n### END HIDDEN TESTS"
+    nb = _nb(*CHECKS[:5], extra)
+    nbgrader_cells.stamp_notebook(nb)
+    assert nb.cells[6].source.startswith(extra + "\n### BEGIN HIDDEN TESTS\nq3.grade()")
+    assert not nbgrader_cells.stamp_notebook(nb)
+
+
 def test_two_exercise_modules_are_refused():
     nb = _nb(*CHECKS)
     nb.cells.append(new_code_cell("from unified_rl.course.ex.nb01_sft import q1 as other"))
