@@ -219,3 +219,13 @@ def test_feedback_shows_the_checkers_verdict(graded):
         assert "AnswerNotCorrect" in html and "Incorrect: " in html and f"(0 of {p} points)" in html, q
     fetched = list((graded["work"] / ASSIGNMENT / "feedback").rglob(f"{name}.html"))  # the student's copy
     assert len(fetched) == 1 and "Not attempted yet" in fetched[0].read_text()
+
+
+def test_make_student_is_the_same_release(graded, tmp_path):
+    """`make student` (nbgrader in a temporary course directory) writes what the instructor's release holds."""
+    written = student.make_student_copies(COURSE, tmp_path, engine="nbgrader")
+    assert sorted(p.name for p in written) == sorted([display.STUDENT_FLAG] + [f"{n}.ipynb" for n in NOTEBOOKS])
+    for name in NOTEBOOKS:
+        assert nbformat.read(tmp_path / f"{name}.ipynb", as_version=4) == \
+            nbformat.read(graded["release"] / f"{name}.ipynb", as_version=4), name
+    assert not display.solutions_shown(cwd=tmp_path)
