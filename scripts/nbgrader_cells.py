@@ -12,7 +12,8 @@ metadata (schema 3) from the exercise module, so the notebooks are never marked 
   correct. nbgrader removes that region from the released copy, where the cell reads as the
   learner's "check your answer" cell, and puts it back when it autogrades a submission.
 Every other cell loses any nbgrader metadata, and may hold no solution or hidden-tests marker (what
-nbgrader's generate_assignment refuses). Idempotent: rerun it after editing or adding a notebook.
+nbgrader's generate_assignment refuses). Run on the whole course (no arguments), it also rewrites the
+points table of course/INSTRUCTORS.md. Idempotent: rerun it after editing or adding a notebook.
 Tests: tests/test_nbgrader_cells.py (every notebook is stamped), tests/test_nbgrader.py (the workflow).
 """
 
