@@ -122,6 +122,21 @@ def test_grade_reads_the_notebook_variable():
     q1.grade()
 
 
+def test_a_warning_reaches_the_verdict_not_stderr(capsys):
+    """nbgrader zeroes a test cell that writes to stderr: a correct answer that warns keeps its points."""
+    import warnings
+    from unified_rl.course.ex.nb00_paradigm import q3
+
+    def my_surrogate_loss(logp, coef, mask):
+        warnings.warn("an old habit")
+        return q3.solution_value(logp, coef, mask)
+
+    q3.grade(my_surrogate_loss)
+    assert q3.check(my_surrogate_loss)
+    out = capsys.readouterr()
+    assert out.err == "" and "Correct (warned while checking: UserWarning: an old habit)" in out.out
+
+
 @pytest.mark.parametrize("points", [0, -1, 1.5, True, "2"])
 def test_points_must_be_a_positive_whole_number(points):
     with pytest.raises(ValueError, match="points must be a positive whole number"):

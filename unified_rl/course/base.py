@@ -8,6 +8,7 @@ nothing, so the graded copy of a check cell calls `grade()` (scripts/nbgrader_ce
 """
 
 import inspect
+import warnings
 
 from . import display
 from .compare import short_repr
@@ -102,7 +103,19 @@ class Exercise:
         return frame.f_locals.get(self.var, frame.f_globals.get(self.var, _MISSING))
 
     def _verdict(self, answer):
-        """(status, message) of the checker on `answer`; remembered as last_status, last_message."""
+        """(status, message) of the checker on `answer`; remembered as last_status, last_message.
+
+        Warnings raised while checking join the message instead of reaching stderr: nbgrader gives no
+        points to a test cell that writes to stderr, whatever the verdict."""
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            status, msg = self._run_checker(answer)
+        if caught:
+            msg += f" (warned while checking: {caught[0].category.__name__}: {caught[0].message})"
+        self.last_status, self.last_message = status, msg
+        return status, msg
+
+    def _run_checker(self, answer):
         self.last_crash = None
         try:
             if answer is _MISSING:
@@ -120,7 +133,6 @@ class Exercise:
         except Exception as e:  # an answer the checker cannot read: say so, never crash the notebook
             self.last_crash = e
             status, msg = WRONG, f"Incorrect: could not check {short_repr(answer, 60)} ({type(e).__name__}: {e})"
-        self.last_status, self.last_message = status, msg
         return status, msg
 
     def check(self, answer=_MISSING):
