@@ -31,7 +31,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "scripts"))
 import nbgrader_cells  # noqa: E402
 
-pytestmark = pytest.mark.slow  # executes 24 notebooks: minutes (the seconds: course/INSTRUCTORS.md)
+pytestmark = pytest.mark.slow  # autograding executes 22 notebooks: minutes (measured: course/INSTRUCTORS.md)
 
 COURSE = REPO / "course"
 NOTEBOOKS = sorted(p.stem for p in COURSE.glob("*.ipynb"))
