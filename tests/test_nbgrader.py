@@ -74,7 +74,7 @@ def _nbgrader(root, *args, env=None):
 
 @pytest.fixture(scope="module")
 def graded(tmp_path_factory):
-    """The whole workflow run once: {"root", "release", "seconds", "gradebook", "csv"}."""
+    """The whole workflow run once: the course directory, its release, the stub student id, the CSV rows, the gradebook."""
     base = tmp_path_factory.mktemp("nbgrader")
     root, exchange = base / "course_dir", base / "exchange"
     for d in (root, exchange):
