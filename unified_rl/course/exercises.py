@@ -4,7 +4,8 @@ A notebook imports its exercise objects (`from unified_rl.course.ex.nb01_sft imp
 `q1.check()`, `q1.hint()`, `q1.solution()`. `check()` reads the learner's answer from the notebook
 by the variable name the exercise declares (or takes it as an argument), shows "Correct" or what is
 wrong, and returns a `Verdict`: true when correct, and silent as a cell's last value, so a learner
-sees the verdict only. It never raises on a wrong answer. A stub (a missing variable, None, `...`,
+sees the verdict only. It never raises on a wrong answer; `grade()` (the graded copy's check, for
+nbgrader) runs the same checker and raises unless the answer is correct. A stub (a missing variable, None, `...`,
 or a function that raises NotImplementedError) is "not attempted yet".
 
 Four kinds: `ValueExercise` (a number, tensor or predict-then-run value), `ChoiceExercise` and
@@ -22,7 +23,7 @@ import math
 
 import sympy
 
-from .base import CORRECT, NOT_ATTEMPTED, WRONG, Exercise, NotAttempted, Verdict, Wrong
+from .base import CORRECT, NOT_ATTEMPTED, WRONG, AnswerNotCorrect, Exercise, NotAttempted, Verdict, Wrong
 from .compare import as_number, compare, short_repr
 from .gradcheck import FunctionExercise, leaky
 from .symbolic import compare_expressions, read_expression, sample_points
@@ -134,6 +135,7 @@ class ExpressionExercise(Exercise):
     """A sympy expression, compared at random points, then (if none evaluates) by bounded simplify."""
 
     kind = "expression"
+    points = 2  # a derivation
 
     def __init__(self, expected, *, n_points=8, seed=0, **kw):
         super().__init__(**kw)
@@ -168,5 +170,5 @@ def exercises_in(module):
     return found
 
 
-__all__ = ["CORRECT", "ChoiceExercise", "Exercise", "ExpressionExercise", "FunctionExercise", "NOT_ATTEMPTED",
+__all__ = ["AnswerNotCorrect", "CORRECT", "ChoiceExercise", "Exercise", "ExpressionExercise", "FunctionExercise", "NOT_ATTEMPTED",
            "NotAttempted", "SignExercise", "ValueExercise", "Verdict", "WRONG", "Wrong", "exercises_in", "leaky"]

@@ -76,6 +76,7 @@ class FunctionExercise(Exercise):
     """
 
     kind = "function"
+    points = 3  # an implementation, checked by its values and its gradient
 
     def __init__(self, reference, cases=None, *, random_inputs=None, n_random=5, atol=1e-5, rtol=1e-5,
                  detached=False, seed=0, grad=_MISSING, loss=_MISSING, **kw):

@@ -149,7 +149,7 @@ q4 = ValueExercise(_objective_at_start, atol=1e-6, var="objective_value",
 
 # q5 (prediction): the group mean includes the answer itself, so E[(r_i - mean) grad log pi(o_i)] is
 # (1 - 1/G) times the true gradient (notebook 06 proves it and checks it by enumerating every group).
-q5 = ValueExercise(0.75, atol=1e-6, var="baseline_factor",
+q5 = ValueExercise(0.75, atol=1e-6, var="baseline_factor", points=2,  # the baseline lemma, worked for G = 4
                    title="Q5: by what factor does the group-mean baseline scale the expected gradient at G = 4?",
                    hint=["Write the mean as `r_i / G` plus the other answers' rewards over `G`. The other answers are "
                          "independent of `o_i`, so `E[r_j grad log pi(o_i)] = E[r_j] E[grad log pi(o_i)] = 0` for them.",
