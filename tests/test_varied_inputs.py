@@ -136,9 +136,9 @@ def _expression_problems(q):
     want = sympy.sympify(q.solution_value)
     out = [f"`{s.name}` is declared positive without a reviewed reason (a log-prob or an advantage is not)"
            for s in want.free_symbols if not may_be_negative(s) and s.name not in POSITIVE]
-    evaluated = [p for p in q.points() if _number(want, p) is not None]
-    if 2 * len(evaluated) < len(q.points()):
-        out.append(f"the expected expression is finite at only {len(evaluated)} of {len(q.points())} points")
+    evaluated = [p for p in q.eval_points() if _number(want, p) is not None]
+    if 2 * len(evaluated) < len(q.eval_points()):
+        out.append(f"the expected expression is finite at only {len(evaluated)} of {len(q.eval_points())} points")
     for s in sorted(want.free_symbols, key=lambda s: s.name):
         if may_be_negative(s) and len({p[s] > 0 for p in evaluated}) < 2:
             out.append(f"`{s.name}` may be negative but the checker evaluates it at one sign only")

@@ -146,7 +146,7 @@ class ExpressionExercise(Exercise):
     def solution_value(self):
         return self._expected.get()
 
-    def points(self):
+    def eval_points(self):
         """The points the expected expression is evaluated at (an answer with no other symbol meets the same)."""
         symbols = sorted(sympy.sympify(self.solution_value).free_symbols, key=lambda s: s.name)
         return sample_points(symbols, self.n_points, self.seed)
