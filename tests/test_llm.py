@@ -12,7 +12,7 @@ from unified_rl import llm
 from unified_rl.loop import accumulate, batch_logp
 from unified_rl.paradigm import surrogate_loss
 from unified_rl.presets import LLMConfig
-from unified_rl.sampling import new_token_budget, rollout_from_texts, sample, stop_ids, token_logp
+from unified_rl.sampling import response_budget, rollout_from_texts, sample, stop_ids, token_logp
 from unified_rl.task import TaskConfig, make_problem
 from unified_rl.tokenizer import encode_problems, encode_prompts
 from unified_rl.wiring import policy_logp
@@ -47,11 +47,11 @@ def test_chat_prompt_is_the_template_with_generation_prompt(btok, words):
 def test_lab_problems_keep_their_own_encoding(tok):
     probs = [make_problem((3, 4), TaskConfig(1)), make_problem((12, 45), TaskConfig(2))]
     assert encode_problems(tok, probs) == encode_prompts(tok, [p.prompt for p in probs])
-    assert new_token_budget(probs) == max(len(p.solution) for p in probs) + 1 + 4
+    assert response_budget(probs) == max(len(p.solution) for p in probs) + 1 + 4
 
 
 def test_words_budget_is_the_tasks(words):
-    assert new_token_budget(words) == 5
+    assert response_budget(words) == 5
 
 
 def test_a_chat_without_template_is_refused(tok, words):

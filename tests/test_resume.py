@@ -44,7 +44,6 @@ def rows(metrics):
     return [{k: v for k, v in r.items() if k != "seconds"} for r in metrics]
 
 
-@pytest.mark.slow
 @pytest.mark.parametrize("name", list(SETTINGS))
 def test_resumed_run_is_bit_for_bit_the_uninterrupted_one(name, tmp_path, monkeypatch):
     kw = dict(preset="tiny", steps=4, seed=3, progress=False, eval_every=2, save_every=1, **SETTINGS[name])
@@ -86,7 +85,6 @@ def test_resume_needs_a_saved_state(tmp_path):
         train("sft", preset="tiny", resume=True, progress=False)
 
 
-@pytest.mark.slow
 def test_resume_refuses_other_settings(tmp_path):
     out = str(tmp_path / "run")
     train("sft", preset="tiny", steps=1, out=out, progress=False)

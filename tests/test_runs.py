@@ -3,6 +3,7 @@ cache: keyed by what changes the model, a race loser leaves nothing, a broken en
 
 import json
 import os
+import pathlib
 import pickle
 import stat
 
@@ -128,16 +129,33 @@ def test_a_crafted_state_file_runs_no_code(finished, tmp_path):
     assert not proof.exists()
 
 
-@pytest.mark.skipif(os.geteuid() == 0, reason="root may write anywhere")
-def test_out_must_be_writable_before_training(tmp_path):
+def _unwritable(tmp_path, how):
+    """A path no process can create a folder at, root included (except by chmod, which root ignores)."""
+    if how == "under a file":
+        (tmp_path / "a-file").write_text("x")
+        return tmp_path / "a-file" / "run"
+    if how == "in /proc":  # a kernel file system: mkdir fails for root too
+        return pathlib.Path("/proc") / f"unified-rl-{os.getpid()}" / "run"
     locked = tmp_path / "locked"
     locked.mkdir()
     locked.chmod(stat.S_IRUSR | stat.S_IXUSR)
+    return locked / "run"
+
+
+@pytest.mark.parametrize("how", ["under a file", "in /proc", "read-only folder"])
+def test_out_must_be_writable_before_training(tmp_path, how):
+    if how == "in /proc" and not os.path.isdir("/proc/self"):
+        pytest.skip("no /proc on this system")
+    if how == "read-only folder" and os.geteuid() == 0:
+        pytest.skip("root ignores a folder's write bit (the other two cases run as root)")
+    out = _unwritable(tmp_path, how)
     try:
         with pytest.raises(ValueError, match="cannot write"):
-            train("sft", preset="tiny", steps=1, out=str(locked / "run"), progress=False)
+            train("sft", preset="tiny", steps=1, out=str(out), progress=False)
     finally:
-        locked.chmod(stat.S_IRWXU)
+        if how == "read-only folder":
+            out.parent.chmod(stat.S_IRWXU)
+    assert not out.exists()
 
 
 def test_out_writability_is_probed(tmp_path, monkeypatch):

@@ -1,5 +1,7 @@
-"""Student copies: no solution left, stubs in place, hidden tests gone, everything else identical;
-and in the real course every exercise's variable and every function's signature survive the stub."""
+"""Student copies without nbgrader (the builtin release): no solution left, nbgrader's stubs in place,
+hidden tests gone, marked cells locked, everything else identical; markers outside marked cells are
+refused as nbgrader refuses them; and in the real course every exercise's variable and every
+function's signature survive the stub. tests/test_nbgrader.py compares this release with nbgrader's."""
 
 import ast
 import copy
@@ -33,6 +35,12 @@ def _source_notebook():
         new_markdown_cell(f"Why?\n\n### BEGIN SOLUTION\nBecause {SECRET}.\n### END SOLUTION"),
         new_code_cell("print(double(3))"),
     ]
+    for i, meta in [(2, {"solution": True, "grade": False, "locked": False, "grade_id": "a"}),
+                    (3, {"solution": False, "grade": True, "locked": True, "grade_id": "b", "points": 1}),
+                    (4, {"solution": True, "grade": False, "locked": False, "grade_id": "c"}),
+                    (5, {"solution": False, "grade": True, "locked": True, "grade_id": "d", "points": 2}),
+                    (6, {"solution": True, "grade": False, "locked": False, "grade_id": "e"})]:
+        cells[i].metadata["nbgrader"] = dict(meta, schema_version=3)
     cells[1].outputs = [new_output("stream", name="stdout", text="old output\n")]
     cells[1].execution_count = 3
     nb = new_notebook(cells=cells)
@@ -58,28 +66,31 @@ def course(tmp_path):
 def test_student_copy(course, tmp_path):
     before = (course / "01_demo.ipynb").read_bytes()
     dst = tmp_path / "build" / "student"
-    written = student.make_student_copies(course, dst)
+    written = student.make_student_copies(course, dst, engine="builtin")
     assert (course / "01_demo.ipynb").read_bytes() == before  # the source is only read
     assert sorted(p.relative_to(dst).as_posix() for p in written) == [
         display.STUDENT_FLAG, "01_demo.ipynb", "README.md", "data/table.csv"]
     assert (dst / "README.md").read_text() == "# Course\n" and not (dst / "INSTRUCTORS.md").exists()
     assert not display.solutions_shown(cwd=dst)  # the copy turns q.solution() off
     (dst / "INSTRUCTORS.md").write_text("stale")  # left by an older build: removed by the next one
-    student.make_student_copies(course, dst)
+    student.make_student_copies(course, dst, engine="builtin")
     assert not (dst / "INSTRUCTORS.md").exists()
 
     text = (dst / "01_demo.ipynb").read_text()
     assert SECRET not in text and "BEGIN HIDDEN TESTS" not in text and "END SOLUTION" not in text
     src_nb, nb = _source_notebook(), nbformat.read(dst / "01_demo.ipynb", as_version=4)
     assert "widgets" not in nb.metadata
-    assert len(nb.cells) == len(src_nb.cells) - 1  # the hidden-tests-only cell is gone
+    assert len(nb.cells) == len(src_nb.cells)  # as nbgrader: a cell that held only hidden tests is left empty
+    assert nb.cells[5].source == ""
+    assert [c.metadata.get("deletable", True) for c in nb.cells] == [True, True, False, False, False, False, False, True]
+    assert [c.metadata.get("editable", True) for c in nb.cells] == [True, True, True, False, True, False, True, True]
     stub = "\n".join(student.CODE_STUB)
     assert nb.cells[2].source == f"answer = None\n{stub}\nseen.append('q1')"
     assert nb.cells[3].source == "assert answer is not None, 'q1 not answered'"
     indented = "\n".join("    " + s for s in student.CODE_STUB)
     assert nb.cells[4].source == f"def double(x):\n    \"\"\"Twice x.\"\"\"\n{indented}\n\nseen.append('q2')"
-    assert nb.cells[5].source == "Why?\n\nYOUR ANSWER HERE"
-    for i, j in [(0, 0), (1, 1), (7, 6)]:  # untouched cells are identical, outputs aside
+    assert nb.cells[6].source == "Why?\n\nYOUR ANSWER HERE"
+    for i, j in [(0, 0), (1, 1), (7, 7)]:  # untouched cells are identical, outputs aside
         assert nb.cells[j].source == src_nb.cells[i].source and nb.cells[j].cell_type == src_nb.cells[i].cell_type
     for cell in nb.cells:
         if cell.cell_type == "code":
@@ -94,9 +105,28 @@ def test_student_copy(course, tmp_path):
     ("### BEGIN HIDDEN TESTS\n### END SOLUTION", "without a matching BEGIN"),
 ])
 def test_malformed_regions_name_the_cell(source, message):
-    nb = new_notebook(cells=[new_code_cell("pass"), new_code_cell(source)])
+    cell = new_code_cell(source)
+    cell.metadata["nbgrader"] = {"solution": True, "grade": True, "locked": False, "grade_id": "a", "points": 1}
+    nb = new_notebook(cells=[new_code_cell("pass"), cell])
     with pytest.raises(ValueError, match=f"demo.ipynb, cell 1.*{message}"):
         student.student_notebook(nb, name="demo.ipynb")
+
+
+@pytest.mark.parametrize("cell,message", [
+    (new_code_cell("x = None\n### BEGIN SOLUTION\nx = 1\n### END SOLUTION"), "not marked as a solution cell"),
+    (new_code_cell("check()\n### BEGIN HIDDEN TESTS\nassert x\n### END HIDDEN TESTS"), "not marked as a test cell"),
+])
+def test_markers_outside_marked_cells_are_refused(cell, message):
+    """nbgrader's generate_assignment refuses both; so does the builtin release."""
+    with pytest.raises(ValueError, match=f"demo.ipynb, cell 0.*{message}"):
+        student.student_notebook(new_notebook(cells=[cell]), name="demo.ipynb")
+
+
+def test_a_marked_cell_without_markers_is_all_solution():
+    cell = new_code_cell("x = 42")
+    cell.metadata["nbgrader"] = {"solution": True, "grade": False, "locked": False, "grade_id": "a"}
+    nb = student.student_notebook(new_notebook(cells=[cell]))
+    assert nb.cells[0].source == "\n".join(student.CODE_STUB)
 
 
 def test_student_notebook_leaves_its_input_alone():
@@ -109,14 +139,16 @@ def test_student_notebook_leaves_its_input_alone():
 def test_destination_inside_source_is_refused(course):
     with pytest.raises(ValueError, match="outside the source"):
         student.make_student_copies(course, course / "student")
+    with pytest.raises(ValueError, match="engine must be"):
+        student.make_student_copies(course, course.parent / "out", engine="nbconvert")
     with pytest.raises(ValueError, match="does not exist"):
         student.make_student_copies(course / "missing", course.parent / "out")
 
 
 @pytest.mark.slow  # builds every notebook's student copy
 def test_command_line(course, tmp_path, capsys):
-    r = subprocess.run([sys.executable, "-m", "unified_rl.course.student", str(course), str(tmp_path / "out")],
-                       capture_output=True, text=True)
+    r = subprocess.run([sys.executable, "-m", "unified_rl.course.student", str(course), str(tmp_path / "out"),
+                        "--engine", "builtin"], capture_output=True, text=True)
     assert r.returncode == 0 and "wrote 1 student notebooks and 2 other files" in r.stdout, r.stdout
     assert (tmp_path / "out" / "01_demo.ipynb").exists()
     assert student.main([str(course), str(course)]) == 2
@@ -133,12 +165,12 @@ def test_source_runs_and_student_copy_stops_at_the_first_exercise(course, tmp_pa
     _run(src_nb, tmp_path)  # with solutions, every cell (hidden tests included) passes
     assert src_nb.cells[7].outputs[0]["text"] == "6\n"
 
-    student.make_student_copies(course, tmp_path / "out")
+    student.make_student_copies(course, tmp_path / "out", engine="builtin")
     nb = nbformat.read(tmp_path / "out" / "01_demo.ipynb", as_version=4)
     with pytest.raises(CellExecutionError) as err:
         _run(nb, tmp_path)
     msg = str(err.value)
-    assert "NotImplementedError" in msg and "YOUR CODE HERE: replace this line with your solution" in msg
+    assert "NotImplementedError" in msg and "# YOUR CODE HERE" in msg
     assert "answer = None" in msg  # the failing cell is the first exercise, shown in the error
     assert nb.cells[1].execution_count is not None and nb.cells[3].execution_count is None
 
@@ -188,7 +220,7 @@ def _exercise_vars(nb):
 @pytest.fixture(scope="module")
 def student_course(tmp_path_factory):
     dst = tmp_path_factory.mktemp("student")
-    student.make_student_copies(COURSE, dst)
+    student.make_student_copies(COURSE, dst, engine="builtin")
     return dst
 
 

@@ -29,7 +29,7 @@ class Run:
     metrics: list = field(default_factory=list)
     summary: dict = field(default_factory=dict)
     out: str = None
-    state: object = field(default=None, repr=False)  # runs.Trainer: what a resume needs, at the last step
+    state: object = field(default=None, repr=False)  # runs.ResumeState: what a resume needs, at the last step
 
     @property
     def policy(self):
@@ -103,11 +103,11 @@ def fit(m, lab, hp, steps, summary, eval_every=None, progress=True, out=None, sa
         params.append({"params": extra.parameters(), "lr": extra.lr})
     opt = torch.optim.AdamW(params, weight_decay=0.0)
     base_lrs = [g["lr"] for g in opt.param_groups]
-    trainer = runs.Trainer(opt, source, m.reward, extra, lab)
-    run = Run(m.name, lab, summary=dict(summary), out=out, state=trainer)
+    resume_state = runs.ResumeState(opt, source, m.reward, extra, lab)
+    run = Run(m.name, lab, summary=dict(summary), out=out, state=resume_state)
     elapsed = 0.0
     if resume is not None:
-        trainer.restore(resume)
+        resume_state.restore(resume)
         run.metrics = list(resume["metrics"])
         elapsed = resume["seconds"]
     eval_every = eval_every if eval_every is not None else preset.eval_every
@@ -118,7 +118,7 @@ def fit(m, lab, hp, steps, summary, eval_every=None, progress=True, out=None, sa
     micro = getattr(preset.llm, "micro_batch", 0) if preset.llm is not None else 0
     only_response = response_only(lab)
     t0 = time.time() - elapsed
-    bar = tqdm(range(trainer.step, steps), desc=label or m.name, disable=not progress,
+    bar = tqdm(range(resume_state.step, steps), desc=label or m.name, disable=not progress,
                leave=False)
     for it in bar:
         for g, base in zip(opt.param_groups, base_lrs):
@@ -165,12 +165,12 @@ def fit(m, lab, hp, steps, summary, eval_every=None, progress=True, out=None, sa
                 lab.policy, lab.tokenizer, lab.test_problems[: preset.eval_problems])
             bar.set_postfix(acc=f"{row['eval_accuracy']:.3f}")
         run.metrics.append(row)
-        trainer.mark(it + 1)
+        resume_state.mark(it + 1)
         run.summary["seconds"] = round(time.time() - t0, 2)
         if out and save_every and (it + 1) % save_every == 0 and it + 1 < steps:
             runs.save_run(run)
     run.summary["seconds"] = round(time.time() - t0, 2)
-    run.summary["step"] = trainer.step
+    run.summary["step"] = resume_state.step
     if out:
         runs.save_run(run)
     return run

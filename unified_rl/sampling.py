@@ -28,6 +28,19 @@ RESPONSE_SLACK = 4  # tokens allowed past the longest reference response before 
 CUDA_DONE_CHECK_EVERY = 8
 
 
+def response_budget(problems) -> int:
+    """The sampler's default max_new_tokens for `problems`: the problems' own `max_new_tokens` when
+    each has one (a task in words), else the longest reference answer + EOS + slack (the lab's task).
+
+    The one place this budget is computed: `sample` cuts a row there, and DAPO's overlong reward
+    (rewards.OverlongReward) reads it as L_max.
+    """
+    own = [getattr(p, "max_new_tokens", None) for p in problems]
+    if all(n is not None for n in own):
+        return max(own)
+    return max(len(p.solution) for p in problems) + 1 + RESPONSE_SLACK
+
+
 @dataclass
 class Rollout:
     """Prompts, responses and their per-token data, ready for the eq-5 surrogate."""
@@ -191,15 +204,6 @@ def _pad_id(tokenizer) -> int:
     return pad if pad is not None else tokenizer.eos_token_id
 
 
-def new_token_budget(problems) -> int:
-    """How many tokens a response may take: the problems' own `max_new_tokens` when each has one
-    (a task in words), else the longest reference solution + EOS + slack (the lab's task)."""
-    own = [getattr(p, "max_new_tokens", None) for p in problems]
-    if all(n is not None for n in own):
-        return max(own)
-    return max(len(p.solution) for p in problems) + 1 + RESPONSE_SLACK
-
-
 def stop_ids(model, tokenizer) -> list[int]:
     """Token ids that end a response: the tokenizer's EOS and the generation config's EOS ids
     (a chat model's end-of-turn token, e.g. <|im_end|>)."""
@@ -232,7 +236,7 @@ def sample(model, tokenizer, problems, group_size=1, max_new_tokens=None, temper
         raise ValueError(f"temperature must be > 0 when sampling, got {temperature}")
     rows = _repeat(list(problems), group_size)
     if max_new_tokens is None:
-        max_new_tokens = new_token_budget(problems)
+        max_new_tokens = response_budget(problems)
     if max_new_tokens < 1:
         raise ValueError(f"max_new_tokens must be >= 1, got {max_new_tokens}")
     pad = _pad_id(tokenizer)

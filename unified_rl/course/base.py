@@ -1,10 +1,14 @@
-"""The base of every exercise: `check()`, `hint()`, `solution()`, and the Verdict `check()` returns.
+"""The base of every exercise: `check()`, `hint()`, `solution()`, `grade()`, and the Verdict `check()` returns.
 
 Subclasses (in `exercises` and `gradcheck`) implement `_check(answer)`, raising `Wrong` with a
-message for the learner, or `NotAttempted` for a stub.
+message for the learner, or `NotAttempted` for a stub. `check()` shows its verdict and never raises;
+`grade()` runs the same checker silently and raises `AnswerNotCorrect` (an AssertionError) unless the
+answer is correct: an autograder (nbgrader) gives an exercise's `points` when its test cell raises
+nothing, so the graded copy of a check cell calls `grade()` (scripts/nbgrader_cells.py).
 """
 
 import inspect
+import warnings
 
 from . import display
 from .compare import short_repr
@@ -20,6 +24,13 @@ class Wrong(Exception):
 
 class NotAttempted(Exception):
     """Raised inside a checker: the answer is still the stub."""
+
+
+class AnswerNotCorrect(AssertionError):
+    """Raised by `grade()`: the answer is wrong or not attempted; the message is the checker's verdict."""
+
+    def _render_traceback_(self):  # IPython shows this instead of a traceback: the verdict is the feedback
+        return [f"{type(self).__name__}: {self}"]
 
 
 class Verdict:
@@ -51,8 +62,9 @@ class Exercise:
     """One question: `check()`, `hint()`, `solution()`. Subclasses implement `_check(answer)`."""
 
     kind = "answer"
+    points = 1  # what the exercise is worth when graded; a derivation or an implementation is worth more
 
-    def __init__(self, *, var=None, title="", hint=(), solution=None, solution_value=_MISSING, wrong=()):
+    def __init__(self, *, var=None, title="", hint=(), solution=None, solution_value=_MISSING, wrong=(), points=None):
         self.var = var  # the notebook variable check() reads when called without an argument
         self.title = title
         self.hints = [hint] if isinstance(hint, str) else list(hint)
@@ -61,6 +73,10 @@ class Exercise:
         self.wrong = list(wrong)  # plausible wrong answers, for the checker's own tests
         self.name = None  # the attribute name in its module, set by exercises_in()
         self.last_status = self.last_message = self.last_crash = None
+        if points is not None:
+            if isinstance(points, bool) or not isinstance(points, int) or points < 1:
+                raise ValueError(f"points must be a positive whole number, not {points!r}")
+            self.points = points
 
     @property
     def solution_value(self):
@@ -78,13 +94,28 @@ class Exercise:
     def label(self):
         return self.title or self.name or self.var or type(self).__name__
 
-    def check(self, answer=_MISSING):
-        """Check `answer` (default: the notebook variable `var`); show the verdict; return a Verdict."""
-        if answer is _MISSING:
-            if self.var is None:
-                raise ValueError(f"{self.label} declares no variable to read: call check(answer)")
-            frame = inspect.currentframe().f_back
-            answer = frame.f_locals.get(self.var, frame.f_globals.get(self.var, _MISSING))
+    def _answer(self, answer, frame):
+        """The answer given, or the notebook variable `var` as the calling frame sees it."""
+        if answer is not _MISSING:
+            return answer
+        if self.var is None:
+            raise ValueError(f"{self.label} declares no variable to read: call check(answer)")
+        return frame.f_locals.get(self.var, frame.f_globals.get(self.var, _MISSING))
+
+    def _verdict(self, answer):
+        """(status, message) of the checker on `answer`; remembered as last_status, last_message.
+
+        Warnings raised while checking join the message instead of reaching stderr: nbgrader gives no
+        points to a test cell that writes to stderr, whatever the verdict."""
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            status, msg = self._run_checker(answer)
+        if caught:
+            msg += f" (warned while checking: {caught[0].category.__name__}: {caught[0].message})"
+        self.last_status, self.last_message = status, msg
+        return status, msg
+
+    def _run_checker(self, answer):
         self.last_crash = None
         try:
             if answer is _MISSING:
@@ -102,10 +133,21 @@ class Exercise:
         except Exception as e:  # an answer the checker cannot read: say so, never crash the notebook
             self.last_crash = e
             status, msg = WRONG, f"Incorrect: could not check {short_repr(answer, 60)} ({type(e).__name__}: {e})"
-        self.last_status, self.last_message = status, msg
+        return status, msg
+
+    def check(self, answer=_MISSING):
+        """Check `answer` (default: the notebook variable `var`); show the verdict; return a Verdict."""
+        status, msg = self._verdict(self._answer(answer, inspect.currentframe().f_back))
         head = f"{self.title}: " if self.title else ""
         display.show_verdict(f"{head}{msg}", _COLOUR[status])
         return Verdict(status, msg)
+
+    def grade(self, answer=_MISSING):
+        """The same check, shown nowhere: raise AnswerNotCorrect with the verdict unless the answer is correct."""
+        status, msg = self._verdict(self._answer(answer, inspect.currentframe().f_back))
+        if status != CORRECT:
+            head = f"{self.title}: " if self.title else ""
+            raise AnswerNotCorrect(f"{head}{msg} (0 of {self.points} points)")
 
     def hint(self, n=1):
         """Show hint number n (1-based)."""

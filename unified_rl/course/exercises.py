@@ -4,12 +4,13 @@ A notebook imports its exercise objects (`from unified_rl.course.ex.nb01_sft imp
 `q1.check()`, `q1.hint()`, `q1.solution()`. `check()` reads the learner's answer from the notebook
 by the variable name the exercise declares (or takes it as an argument), shows "Correct" or what is
 wrong, and returns a `Verdict`: true when correct, and silent as a cell's last value, so a learner
-sees the verdict only. It never raises on a wrong answer. A stub (a missing variable, None, `...`,
+sees the verdict only. It never raises on a wrong answer; `grade()` (the graded copy's check, for
+nbgrader) runs the same checker and raises unless the answer is correct. A stub (a missing variable, None, `...`,
 or a function that raises NotImplementedError) is "not attempted yet".
 
 Four kinds: `ValueExercise` (a number, tensor or predict-then-run value), `ChoiceExercise` and
 `SignExercise` (one of several options), `ExpressionExercise` (a sympy derivation, compared at
-random points first, then by bounded algebra: `symbolic`), `FunctionExercise` (an implementation,
+random points of both signs where a symbol's domain allows, then by bounded algebra: `symbolic`), `FunctionExercise` (an implementation,
 run on edge cases and random tensors against the package's own function; a coefficient, objective
 or surrogate is also checked by its gradient, from inputs that require grad: `gradcheck`).
 
@@ -22,10 +23,10 @@ import math
 
 import sympy
 
-from .base import CORRECT, NOT_ATTEMPTED, WRONG, Exercise, NotAttempted, Verdict, Wrong
+from .base import CORRECT, NOT_ATTEMPTED, WRONG, AnswerNotCorrect, Exercise, NotAttempted, Verdict, Wrong
 from .compare import as_number, compare, short_repr
 from .gradcheck import FunctionExercise, leaky
-from .symbolic import compare_expressions, read_expression
+from .symbolic import compare_expressions, read_expression, sample_points
 
 class _Lazy:
     """An expected answer given as a zero-argument function: computed on first use, then kept."""
@@ -134,8 +135,9 @@ class ExpressionExercise(Exercise):
     """A sympy expression, compared at random points, then (if none evaluates) by bounded simplify."""
 
     kind = "expression"
+    points = 2  # a derivation
 
-    def __init__(self, expected, *, n_points=6, seed=0, **kw):
+    def __init__(self, expected, *, n_points=8, seed=0, **kw):
         super().__init__(**kw)
         self._expected = _Lazy(expected)  # e.g. lambda: derivations.dpo_coefficient()
         self.n_points, self.seed = n_points, seed
@@ -143,6 +145,11 @@ class ExpressionExercise(Exercise):
     @property
     def solution_value(self):
         return self._expected.get()
+
+    def eval_points(self):
+        """The points the expected expression is evaluated at (an answer with no other symbol meets the same)."""
+        symbols = sorted(sympy.sympify(self.solution_value).free_symbols, key=lambda s: s.name)
+        return sample_points(symbols, self.n_points, self.seed)
 
     def _check(self, answer):
         want = sympy.sympify(self.solution_value)
@@ -163,5 +170,5 @@ def exercises_in(module):
     return found
 
 
-__all__ = ["CORRECT", "ChoiceExercise", "Exercise", "ExpressionExercise", "FunctionExercise", "NOT_ATTEMPTED",
+__all__ = ["AnswerNotCorrect", "CORRECT", "ChoiceExercise", "Exercise", "ExpressionExercise", "FunctionExercise", "NOT_ATTEMPTED",
            "NotAttempted", "SignExercise", "ValueExercise", "Verdict", "WRONG", "Wrong", "exercises_in", "leaky"]

@@ -1,0 +1,231 @@
+"""The instructors' workflow with the real nbgrader, in a temporary course directory, as INSTRUCTORS.md gives it.
+
+Every course notebook is one assignment, `course`: `nbgrader generate_assignment` releases it (no
+solution left, the same copy as the builtin release, the flag that turns `q.solution()` off);
+`nbgrader release_assignment` / `fetch_assignment` / `submit` / `collect` move it through an exchange
+folder; `nbgrader autograde` executes the submissions (UNIFIED_RL_MAX_STEPS caps every training run)
+and the gradebook's totals are read back, per notebook and per test cell, and from `nbgrader export`'s
+CSV: the instructor's notebooks get full marks on every notebook; on THREE_WAY's notebooks the
+released stub gets 0, and a submission with one exercise's pinned wrong answer (`q.wrong[0]`) loses
+exactly that exercise's points. `nbgrader generate_feedback` shows the checker's verdict.
+"""
+
+import csv
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import nbformat
+import pytest
+
+pytest.importorskip("nbgrader", reason='nbgrader is the instructor extra: pip install -e ".[instructor]"')
+
+from unified_rl.course import display, student  # noqa: E402
+from unified_rl.course.exercises import exercises_in  # noqa: E402
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO / "scripts"))
+import nbgrader_cells  # noqa: E402
+
+pytestmark = pytest.mark.slow  # autograding executes 22 notebooks: minutes (measured: course/INSTRUCTORS.md)
+
+COURSE = REPO / "course"
+NOTEBOOKS = sorted(p.stem for p in COURSE.glob("*.ipynb"))
+THREE_WAY = [n for n in NOTEBOOKS if n[:2] in ("00", "06")]  # every kind of exercise: choice, value, derive, implement
+ASSIGNMENT, COURSE_ID = "course", "unified_rl"
+CONFIG = """c = get_config()
+c.CourseDirectory.course_id = "unified_rl"
+c.Exchange.root = "{exchange}"
+c.Execute.timeout = 600
+"""
+
+
+def _points(name):
+    """{qN: points} of a notebook, from its exercise module."""
+    return {q: p for q, _, p in nbgrader_cells.points(COURSE / f"{name}.ipynb")}
+
+
+def _module(name):
+    return nbgrader_cells.exercise_module(nbformat.read(COURSE / f"{name}.ipynb", as_version=4), name)
+
+
+def _wrong_submission(name, q):
+    """The instructor's notebook with one answer replaced by the exercise's first pinned wrong answer."""
+    nb = nbformat.read(COURSE / f"{name}.ipynb", as_version=4)
+    ex = exercises_in(_module(name))[q]
+    cell = next(c for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade_id") == f"{q}_answer")
+    cell.source += f"\n{ex.var} = {q}.wrong[0]  # a plausible wrong answer"
+    return nb
+
+
+def _student(name, q):
+    return f"wrong_{name[:2]}_{q}"
+
+
+def _nbgrader(root, *args, env=None):
+    r = subprocess.run([sys.executable, "-m", "nbgrader", *args], cwd=root, env=env, capture_output=True, text=True)
+    assert r.returncode == 0, f"nbgrader {' '.join(args)} failed:\n{r.stdout[-3000:]}\n{r.stderr[-3000:]}"
+    return r
+
+
+@pytest.fixture(scope="module")
+def graded(tmp_path_factory):
+    """The whole workflow run once: the course directory, its release, the stub student id, the CSV rows, the gradebook."""
+    base = tmp_path_factory.mktemp("nbgrader")
+    root, exchange = base / "course_dir", base / "exchange"
+    for d in (root, exchange):
+        d.mkdir()
+    env = dict(os.environ, PATH=os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")]),
+               PYTHONPATH=os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")]),
+               UNIFIED_RL_MAX_STEPS="2", OMP_NUM_THREADS="1")
+    env.pop("UNIFIED_RL_SOLUTIONS", None)
+    (root / "nbgrader_config.py").write_text(CONFIG.format(exchange=exchange))
+    source = root / "source" / ASSIGNMENT
+    source.mkdir(parents=True)
+    for name in NOTEBOOKS:
+        shutil.copy(COURSE / f"{name}.ipynb", source)
+    (source / display.STUDENT_FLAG).touch()  # the release carries it: q.solution() off there
+    seconds = {}
+
+    t = time.perf_counter()
+    _nbgrader(root, "generate_assignment", ASSIGNMENT, env=env)
+    _nbgrader(root, "release_assignment", ASSIGNMENT, env=env)
+    seconds["generate + release"] = time.perf_counter() - t
+
+    t = time.perf_counter()  # a student fetches the release and submits it unchanged (the stub)
+    work = base / "student_home"
+    work.mkdir()
+    _nbgrader(work, "fetch_assignment", ASSIGNMENT, f"--course={COURSE_ID}", f"--Exchange.root={exchange}", env=env)
+    for name in NOTEBOOKS:
+        if name not in THREE_WAY:
+            (work / ASSIGNMENT / f"{name}.ipynb").unlink()  # graded as missing: only THREE_WAY's stubs are run
+    _nbgrader(work, "submit", ASSIGNMENT, f"--course={COURSE_ID}", f"--Exchange.root={exchange}", env=env)
+    _nbgrader(root, "collect", ASSIGNMENT, env=env)
+    collected = [p.name for p in (root / "submitted").iterdir()]
+    assert len(collected) == 1
+    stub_id = collected[0]  # the student's login name
+    seconds["fetch + submit + collect"] = time.perf_counter() - t
+
+    for name in NOTEBOOKS:  # the instructor's own notebooks, as a submission
+        (root / "submitted" / "instructor" / ASSIGNMENT).mkdir(parents=True, exist_ok=True)
+        shutil.copy(COURSE / f"{name}.ipynb", root / "submitted" / "instructor" / ASSIGNMENT)
+    for name in THREE_WAY:
+        for q in _points(name):
+            d = root / "submitted" / _student(name, q) / ASSIGNMENT
+            d.mkdir(parents=True)
+            nbformat.write(_wrong_submission(name, q), d / f"{name}.ipynb")
+
+    t = time.perf_counter()
+    _nbgrader(root, "autograde", ASSIGNMENT, env=env)
+    seconds["autograde"] = time.perf_counter() - t
+    t = time.perf_counter()
+    _nbgrader(root, "generate_feedback", ASSIGNMENT, env=env)
+    _nbgrader(root, "release_feedback", ASSIGNMENT, f"--student={stub_id}", env=env)  # exchange submissions only
+    _nbgrader(work, "fetch_feedback", ASSIGNMENT, f"--course={COURSE_ID}", f"--Exchange.root={exchange}", env=env)
+    _nbgrader(root, "export", "--to=grades.csv", env=env)
+    seconds["feedback + export"] = time.perf_counter() - t
+    with open(root / "grades.csv") as f:
+        rows = {r["student_id"]: r for r in csv.DictReader(f)}
+    print("nbgrader workflow, seconds:", {k: round(v, 1) for k, v in seconds.items()})
+    (base / "seconds.txt").write_text(repr(seconds))
+    return {"root": root, "release": root / "release" / ASSIGNMENT, "stub": stub_id, "csv": rows, "work": work,
+            "db": f"sqlite:///{root / 'gradebook.db'}"}
+
+
+def _scores(graded, student_id, name):
+    """(notebook score, {grade_id: score}) from nbgrader's Gradebook API."""
+    from nbgrader.api import Gradebook
+    with Gradebook(graded["db"]) as gb:
+        nb = gb.find_submission_notebook(name, ASSIGNMENT, student_id)
+        return nb.score, {g.name: g.score for g in nb.grades}
+
+
+_REGION = r"### BEGIN SOLUTION\n(.*?)\n\s*### END SOLUTION"
+
+
+def test_release_has_no_solution_and_turns_solutions_off(graded):
+    for name in NOTEBOOKS:
+        text = (graded["release"] / f"{name}.ipynb").read_text()
+        for marker in ("BEGIN SOLUTION", "END SOLUTION", "HIDDEN TESTS", ".grade()"):
+            assert marker not in text, f"{name}: the release still holds {marker!r}"
+        source = nbformat.read(COURSE / f"{name}.ipynb", as_version=4)
+        released = {c.source for c in nbformat.read(graded["release"] / f"{name}.ipynb", as_version=4).cells}
+        regions = [r for c in source.cells for r in re.findall(_REGION, c.source, re.S)]
+        elsewhere = "\n".join(re.sub(_REGION, "", c.source, flags=re.S) for c in source.cells)
+        lines = {l.strip() for r in regions for l in r.split("\n")}
+        lines = {l for l in lines if len(l) > 8 and not l.startswith("#") and l not in elsewhere}
+        assert lines or not regions, name
+        for line in lines:  # a solution line that the notebook shows nowhere else never reaches the release
+            assert not any(line in s for s in released), f"{name}: solution line {line!r} released"
+    assert not display.solutions_shown(cwd=graded["release"])  # the flag ships with the release
+
+
+def test_builtin_release_is_nbgraders(graded, tmp_path):
+    """What students without nbgrader get is nbgrader's release: same cells, sources, locks (checksums aside)."""
+    student.make_student_copies(COURSE, tmp_path, engine="builtin")
+    for name in NOTEBOOKS:
+        ours = nbformat.read(tmp_path / f"{name}.ipynb", as_version=4)
+        theirs = nbformat.read(graded["release"] / f"{name}.ipynb", as_version=4)
+        assert len(ours.cells) == len(theirs.cells), name
+        for a, b in zip(ours.cells, theirs.cells):
+            assert (a.cell_type, a.source) == (b.cell_type, b.source), f"{name}, cell {b.get('id')}"
+            for key in ("deletable", "editable"):
+                assert a.metadata.get(key, True) == b.metadata.get(key, True), f"{name}, cell {b.get('id')}: {key}"
+            meta = {k: v for k, v in b.metadata.get("nbgrader", {}).items() if k not in ("checksum", "cell_type")}
+            assert a.metadata.get("nbgrader", {}) == meta
+
+
+@pytest.mark.parametrize("name", NOTEBOOKS)
+def test_the_instructors_notebook_gets_full_marks(graded, name):
+    points = _points(name)
+    total, cells = _scores(graded, "instructor", name)
+    assert cells == {f"{q}_check": float(p) for q, p in points.items()}
+    assert total == sum(points.values())
+
+
+@pytest.mark.parametrize("name", THREE_WAY)
+def test_the_released_stub_gets_zero(graded, name):
+    total, cells = _scores(graded, graded["stub"], name)
+    assert set(cells) == {f"{q}_check" for q in _points(name)} and total == 0, cells
+
+
+@pytest.mark.parametrize("name,q", [(n, q) for n in THREE_WAY for q in _points(n)])
+def test_one_wrong_answer_loses_exactly_its_points(graded, name, q):
+    points = _points(name)
+    total, cells = _scores(graded, _student(name, q), name)
+    assert cells == {f"{k}_check": 0.0 if k == q else float(p) for k, p in points.items()}
+    assert total == sum(points.values()) - points[q]
+
+
+def test_exported_csv_totals(graded):
+    """`nbgrader export`'s CSV: one row per student, its total the sum of what the notebooks above scored."""
+    rows, everything = graded["csv"], sum(sum(_points(n).values()) for n in NOTEBOOKS)
+    assert float(rows["instructor"]["score"]) == float(rows["instructor"]["max_score"]) == everything
+    assert float(rows[graded["stub"]]["score"]) == 0
+    for name in THREE_WAY:
+        points = _points(name)
+        for q, p in points.items():
+            assert float(rows[_student(name, q)]["score"]) == sum(points.values()) - p
+
+
+def test_feedback_shows_the_checkers_verdict(graded):
+    name = THREE_WAY[0]
+    for q, p in _points(name).items():
+        html = (graded["root"] / "feedback" / _student(name, q) / ASSIGNMENT / f"{name}.html").read_text()
+        assert "AnswerNotCorrect" in html and "Incorrect: " in html and f"(0 of {p} points)" in html, q
+    fetched = list((graded["work"] / ASSIGNMENT / "feedback").rglob(f"{name}.html"))  # the student's copy
+    assert len(fetched) == 1 and "Not attempted yet" in fetched[0].read_text()
+
+
+def test_make_student_is_the_same_release(graded, tmp_path):
+    """`make student` (nbgrader in a temporary course directory) writes what the instructor's release holds."""
+    written = student.make_student_copies(COURSE, tmp_path, engine="nbgrader")
+    assert sorted(p.name for p in written) == sorted([display.STUDENT_FLAG] + [f"{n}.ipynb" for n in NOTEBOOKS])
+    for name in NOTEBOOKS:
+        assert nbformat.read(tmp_path / f"{name}.ipynb", as_version=4) == \
+            nbformat.read(graded["release"] / f"{name}.ipynb", as_version=4), name
+    assert not display.solutions_shown(cwd=tmp_path)
