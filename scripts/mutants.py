@@ -164,10 +164,12 @@ MUTANTS = [
     ("resume-skips-a-step", P + "runs.py", 'self.step, self.rng = state["step"], state["rng"]',
      'self.step, self.rng = state["step"] + 1, state["rng"]', ["tests/test_resume.py", "tests/test_runs.py"]),
     # runs and summaries
-    ("runs-last-metrics-row-lost", P + "runs.py", 'f.writelines(json.dumps(row) + "\\n" for row in run.metrics)',
-     'f.writelines(json.dumps(row) + "\\n" for row in run.metrics[:-1])', ["tests/test_run_records.py", "tests/test_runs.py"]),
-    ("runs-overwrite-silently", P + "runs.py", "and not (overwrite or resume):", "and not (overwrite or not resume):",
-     ["tests/test_runs.py", "tests/test_cli.py"]),
+    ("runs-last-metrics-row-lost", P + "runs.py",
+     'f.writelines(json.dumps(row, allow_nan=False) + "\\n" for row in run.metrics)',
+     'f.writelines(json.dumps(row, allow_nan=False) + "\\n" for row in run.metrics[:-1])',
+     ["tests/test_run_records.py", "tests/test_runs.py"]),
+    ("runs-overwrite-silently", P + "run_folder.py", "    if not overwrite:\n        raise ValueError(f\"{out} already holds a run",
+     "    if False:\n        raise ValueError(f\"{out} already holds a run", ["tests/test_runs.py", "tests/test_cli.py"]),
     ("runs-state-may-run-code", P + "runs.py", 'state = torch.load(path, map_location="cpu", weights_only=True)',
      'state = torch.load(path, map_location="cpu", weights_only=False)', ["tests/test_runs.py"]),
     # the experiments' statistics
