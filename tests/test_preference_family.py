@@ -103,8 +103,12 @@ def test_the_shipped_run_backs_what_notebook_11_says():
                _f(end["dpo-fast"]["chosen_fell"], 2), _f(end["dpo"]["chosen_fell"], 2), _f(end["dpo"]["x_chosen"], 3, "+"),
                _f(end["orpo"]["x_chosen"], 3, "+"), _f(end["sft-on-chosen"]["x_chosen"], 3, "+"),
                _f(end["ipo"]["x_chosen"], 3, "+")]
-    missing = [q for q in quoted if q not in text]
-    assert not missing, f"notebook 11 does not quote {missing} from the shipped run"
+    from unified_rl.course.nb_preference import alignment_findings, findings
+    said = "\n".join(findings(r) + alignment_findings(r))  # what the notebook prints, computed from the result
+    missing = [q for q in quoted if q not in said]
+    assert not missing, f"notebook 11's findings do not state {missing} from the shipped run"
+    typed = [q for q in quoted if q in text]
+    assert not typed, f"notebook 11's markdown types shipped numbers by hand: {typed}"
     # the claims the prose makes in words
     seeds = r["per_seed"]
     assert max(acc, key=lambda a: acc[a]["mean"]) == "orpo"

@@ -386,10 +386,10 @@ def package_updates(name, lab, batch, scores, monkeypatch, critic_seed=3):
 
     logp = wiring.policy_logp
 
-    def logp_spy(model, b):  # the loop computes the update's log-probs: the parameters it is taken at
-        if model is lab.policy:
+    def logp_spy(model, b, *args, **kwargs):  # the loop computes the update's log-probs: the parameters
+        if model is lab.policy:                 # it is taken at
             snapshot()
-        return logp(model, b)
+        return logp(model, b, *args, **kwargs)
 
     method = dataclasses.replace(m, data_source=lambda lab_: FixedSource(batch),
                                  reward=(lambda r: scores) if m.reward is not None else None,

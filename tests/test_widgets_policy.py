@@ -46,3 +46,19 @@ def test_length_bias_of_one_over_length():
     grpo, dr = push["GRPO: A-hat, 1/|o|"], push[f"constant L = {MAX_LEN} (Dr. GRPO)"]
     assert (grpo < 0).all() and (grpo.diff() > 0).all()  # less negative as the answer grows
     assert torch.allclose(dr, dr[0].expand_as(dr)) and (dr < 0).all()
+
+
+def test_gspo_is_drawn_with_its_own_range_and_a_sequence_ratio():
+    """GSPO's curve is not DAPO's: its clip range is 3e-4 / 4e-4 on s = r^(1/|o1|), one GC on every token."""
+    from unified_rl.course.widgets_policy_gradient import GSPO_EPS, GSPO_EPS_HIGH, GSPO_KEY, gspo_sequence
+    from unified_rl.methods.policy_gradient import GSPOConfig
+    assert (GSPO_EPS, GSPO_EPS_HIGH) == (GSPOConfig().gspo_clip_eps, GSPOConfig().gspo_clip_eps_high) == (3e-4, 4e-4)
+    s, gc = gspo_sequence(1.002, True, 12)
+    assert s == pytest.approx(1.002 ** (1 / 12), rel=1e-12) and 1 < s < 1 + GSPO_EPS_HIGH
+    assert gc[0] > 0 and torch.allclose(gc, gc[0].expand_as(gc))  # s A on every token of o1
+    s, gc = gspo_sequence(1.01, True, 12)  # s = 1.00083 > 1 + 4e-4: clipped, though DAPO's clip is far away
+    assert s > 1 + GSPO_EPS_HIGH and (gc == 0).all()
+    curves = ratio_gcs([1.01], True, 12, 0.2, 0.28)
+    assert curves[GSPO_KEY][0] == 0 and curves["DAPO clip-higher"][0] > 0
+    ex = policy_explorer(ratio=1.01, right=True, length=12)
+    assert ex.data["gspo"]["s"] == pytest.approx(s) and ex.data["gspo"]["gc"] == [0.0] * 12

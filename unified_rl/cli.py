@@ -94,6 +94,14 @@ def build_parser():
                    "holding nothing but the run's own files)")
     t.add_argument("--save-every", type=_one_or_more, help="steps between saves of OUT (default: the preset's eval_every)")
     t.add_argument("--quiet", action="store_true", help="no progress bar")
+    t.add_argument("--model", help="a pretrained chat model: smollm2 (offline), a folder or a hub name "
+                                   "(preset llm-cpu, or llm-gpu with CUDA, unless --preset says)")
+    t.add_argument("--task", help="with --model: words, words:DIGITS, gsm8k or gsm8k:FILE.jsonl [the preset's]")
+    t.add_argument("--lora-r", type=_positive, help="with --model: LoRA rank, 0 for full fine-tuning")
+    t.add_argument("--micro-batch", type=_positive, help="with --model: rows per forward-backward (0: all)")
+    t.add_argument("--dtype", choices=["auto", "float32", "bfloat16", "float16", "float64"],
+                   help="with --model: the weights' dtype")
+    t.add_argument("--grad-checkpointing", action="store_true", help="with --model: recompute activations")
     e = sub.add_parser("evaluate", help="greedy accuracy, Pass@K and Maj@K of a checkpoint")
     e.add_argument("checkpoint", help="a folder saved by train (OUT/checkpoint) or any causal LM path")
     e.add_argument("--preset", default="auto", choices=[*PRESETS, "auto"], help="which held-out questions [auto]")
@@ -106,7 +114,8 @@ def build_parser():
     from .experiments import EXPERIMENTS
     r = sub.add_parser("reproduce", help="run one of the paper's §5.2 experiments end to end")
     r.add_argument("name", choices=list(EXPERIMENTS), metavar="NAME", help=f"one of: {', '.join(EXPERIMENTS)}")
-    r.add_argument("--preset", default="auto", choices=[*PRESETS, "auto"], help="cpu, gpu, or auto [auto]")
+    r.add_argument("--preset", default="auto", choices=[*(n for n, v in PRESETS.items() if v.llm is None), "auto"],
+                   help="cpu, gpu, or auto [auto]")
     r.add_argument("--seeds", type=_one_or_more, default=3, help="independent seeds, for the spread [3]")
     r.add_argument("--out", required=True, type=_folder, help="folder for NAME.json and NAME.png")
     r.add_argument("--overwrite", action="store_true", help="replace an existing OUT/NAME.json")
@@ -137,11 +146,10 @@ def cmd_methods(args):
 
 
 def cmd_train(args):
-    from .presets import get_preset
     from .runs import check_out, hold
     from .trainer import save_run, train
 
-    preset = get_preset(args.preset)
+    preset = _train_preset(args)
     check_out(args.out, overwrite=args.overwrite, resume=args.resume)  # before anything is created
     with hold(args.out):  # from the training through the final save; a second writer is refused
         run = train(args.method, preset=preset, steps=args.steps, seed=args.seed, init=args.init, out=args.out,
@@ -157,6 +165,20 @@ def cmd_train(args):
     print(f"{args.method}: held-out greedy accuracy {ev['accuracy']:.3f}, pass@1 {ev['pass_at_k']['1']:.3f}, "
           f"maj@{max(map(int, ev['maj_at_k']))} {ev['maj_at_k'][max(ev['maj_at_k'], key=int)]:.3f} "
           f"({run.summary['seconds']:.0f} s on {run.summary['device']}) -> {args.out}")
+
+
+def _train_preset(args):
+    """The preset `train` runs: --preset, or for --model / --task an LLM preset with their changes."""
+    from .presets import get_preset
+    from .trainer import llm_preset
+
+    llm = {k: v for k, v in (("lora_r", args.lora_r), ("micro_batch", args.micro_batch), ("dtype", args.dtype))
+           if v is not None}
+    if args.grad_checkpointing:
+        llm["grad_checkpointing"] = True
+    if args.model is None and args.task is None and not llm:
+        return get_preset(args.preset)
+    return llm_preset(args.preset, args.model, args.task, llm)
 
 
 def _evaluate(policy, tokenizer, problems, k_problems, samples, ks, temperature, seed, quiet=False):
@@ -176,10 +198,16 @@ def cmd_evaluate(args):
 
     preset = get_preset(args.preset)
     samples = args.samples or max(args.k)
-    _, test = make_splits(preset.task, preset.n_rl, preset.n_test, seed=preset.seed)
     from .trainer import plain_load_error
     try:
-        tokenizer, policy = load_checkpoint(args.checkpoint)
+        if preset.llm is not None:  # a chat model (an alias such as smollm2, a folder, an adapter)
+            from .llm import load_pretrained
+
+            _, test = preset.task.splits(preset.n_rl, preset.n_test, seed=preset.seed)
+            tokenizer, policy = load_pretrained(args.checkpoint, preset.llm.dtype)
+        else:
+            _, test = make_splits(preset.task, preset.n_rl, preset.n_test, seed=preset.seed)
+            tokenizer, policy = load_checkpoint(args.checkpoint)
     except ValueError as e:
         raise plain_load_error(e) from None
     result = _evaluate(policy, tokenizer, test, args.problems or preset.k_problems, samples, args.k,

@@ -8,9 +8,8 @@ does). Both use the exact estimators of `metrics` on n samples per question.
 import torch
 
 from .metrics import mean_maj_at_k, mean_pass_at_k
-from .rewards import rule_reward
+from .rewards import answer_of, rule_reward
 from .sampling import sample
-from .task import parse_answer
 
 
 @torch.no_grad()
@@ -36,7 +35,7 @@ def sample_answers(policy, tokenizer, problems, samples, temperature=0.7, batch_
     for i in range(0, len(problems), per):
         chunk = problems[i:i + per]
         r = sample(policy, tokenizer, chunk, group_size=samples, temperature=temperature)
-        parsed = [parse_answer(t) for t in r.texts]
+        parsed = [answer_of(p, t) for p, t in zip(r.problems, r.texts)]
         answers += [parsed[j * samples:(j + 1) * samples] for j in range(len(chunk))]
     return answers, [p.answer for p in problems]
 

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
+from .llm import lab_models
 from .models import build_policy, check_source, load_policy, pick_device
 from .presets import get_preset
 from .task import ALPHABET, make_splits
@@ -73,7 +74,15 @@ def make_lab(preset="auto", seed=0, init=None, device=None):
         # laptop running JupyterLab) two threads fighting made notebooks 3-10x slower; set
         # OMP_NUM_THREADS to choose otherwise
         torch.set_num_threads(1)
-    train_pool, test = make_splits(preset.task, preset.n_rl, preset.n_test, seed=preset.seed)
+    if hasattr(preset.task, "splits"):  # a task in words (words.py)
+        train_pool, test = preset.task.splits(preset.n_rl, preset.n_test, seed=preset.seed)
+    else:
+        train_pool, test = make_splits(preset.task, preset.n_rl, preset.n_test, seed=preset.seed)
+    if preset.llm is not None:  # a pretrained chat model; pi_ref as llm.prepare_policy makes it
+        tokenizer, policy, ref = lab_models(init, preset.llm, device)
+        check_tokenizer_fits(tokenizer, policy, init or preset.llm.model)
+        return Lab(preset, tokenizer, policy, ref, device, seed,
+                   train_pool[: preset.n_sft], train_pool, test)
     if init is None:
         tokenizer = build_tokenizer()
         policy = build_policy(tokenizer, preset.model)

@@ -17,7 +17,7 @@ from . import evaluation, runs
 from .kl import k3
 from .paradigm import surrogate_loss
 from .rewards import rule_reward
-from .wiring import coefficient_of, policy_logp, prepare, step_of
+from .wiring import coefficient_of, policy_logp, prepare, response_only, step_of
 
 
 @dataclass
@@ -29,7 +29,7 @@ class Run:
     metrics: list = field(default_factory=list)
     summary: dict = field(default_factory=dict)
     out: str = None
-    state: object = field(default=None, repr=False)  # runs.Trainer: what a resume needs, at the last step
+    state: object = field(default=None, repr=False)  # runs.ResumeState: what a resume needs, at the last step
 
     @property
     def policy(self):
@@ -60,6 +60,33 @@ def _stats(step, coef):
     return out
 
 
+def micro_batches(n_rows, size):
+    """Row index ranges of at most `size` rows covering 0..n_rows-1 (size 0: one range)."""
+    size = size or n_rows
+    return [range(i, min(i + size, n_rows)) for i in range(0, n_rows, size)]
+
+
+def batch_logp(policy, batch, size, grad, only_response=False):
+    """(B, T) policy_logp of `batch` computed `size` rows at a time (without grad unless `grad`)."""
+    with torch.set_grad_enabled(grad):
+        parts = [policy_logp(policy, batch.select(list(rows)), only_response)
+                 for rows in micro_batches(len(batch), size)]
+    return torch.cat(parts)
+
+
+def accumulate(policy, batch, coef, size, only_response=False):
+    """Backpropagate surrogate_loss(logp, coef, mask) of the whole batch, `size` rows at a time.
+
+    The surrogate averages over rows, so micro-batch k's loss is weighted by its share of the rows:
+    sum_k n_k/B * mean_{i in k} = mean_i, and the accumulated gradient is the whole batch's.
+    """
+    B = len(batch)
+    for rows in micro_batches(B, size):
+        part = batch.select(list(rows))
+        logp = policy_logp(policy, part, only_response)  # (b, T), with grad
+        (surrogate_loss(logp, coef[rows.start:rows.stop], part.mask) * (len(rows) / B)).backward()
+
+
 def fit(m, lab, hp, steps, summary, eval_every=None, progress=True, out=None, save_every=None,
         resume=None, label=None):
     """Train `lab.policy` in place with method `m` for `steps` steps in all; returns a Run.
@@ -76,11 +103,11 @@ def fit(m, lab, hp, steps, summary, eval_every=None, progress=True, out=None, sa
         params.append({"params": extra.parameters(), "lr": extra.lr})
     opt = torch.optim.AdamW(params, weight_decay=0.0)
     base_lrs = [g["lr"] for g in opt.param_groups]
-    trainer = runs.Trainer(opt, source, m.reward, extra, lab)
-    run = Run(m.name, lab, summary=dict(summary), out=out, state=trainer)
+    resume_state = runs.ResumeState(opt, source, m.reward, extra, lab)
+    run = Run(m.name, lab, summary=dict(summary), out=out, state=resume_state)
     elapsed = 0.0
     if resume is not None:
-        trainer.restore(resume)
+        resume_state.restore(resume)
         run.metrics = list(resume["metrics"])
         elapsed = resume["seconds"]
     eval_every = eval_every if eval_every is not None else preset.eval_every
@@ -88,8 +115,10 @@ def fit(m, lab, hp, steps, summary, eval_every=None, progress=True, out=None, sa
     epochs = getattr(section, "epochs", 1)
     if isinstance(epochs, bool) or not isinstance(epochs, int) or epochs < 1:
         raise ValueError(f"epochs (updates per batch) must be a whole number >= 1, got {epochs!r}")
+    micro = getattr(preset.llm, "micro_batch", 0) if preset.llm is not None else 0
+    only_response = response_only(lab)
     t0 = time.time() - elapsed
-    bar = tqdm(range(trainer.step, steps), desc=label or m.name, disable=not progress,
+    bar = tqdm(range(resume_state.step, steps), desc=label or m.name, disable=not progress,
                leave=False)
     for it in bar:
         for g, base in zip(opt.param_groups, base_lrs):
@@ -98,18 +127,27 @@ def fit(m, lab, hp, steps, summary, eval_every=None, progress=True, out=None, sa
         batch = source.next_batch().to(lab.device)
         prep = prepare(m, lab, batch, extra)
         logp_old = None
+        chunked = 0 < micro < len(batch)
         for _ in range(epochs):
-            logp = policy_logp(lab.policy, batch)  # (B, T)
+            if chunked:  # log-probs first without grad, then forward-backward a micro-batch at a time
+                logp = batch_logp(lab.policy, batch, micro, grad=False, only_response=only_response)
+            else:
+                logp = policy_logp(lab.policy, batch, only_response)  # (B, T)
             if logp_old is None:  # pi_old: the policy as it was when this batch's updates began
                 logp_old = logp.detach()
             step = step_of(prep, logp, logp_old, cfg, hp)
             coef = coefficient_of(m, step)  # (B, T), detached
-            loss = surrogate_loss(logp, coef, batch.mask)
+            opt.zero_grad(set_to_none=True)
+            if chunked:
+                accumulate(lab.policy, batch, coef, micro, only_response)
+                loss = None
+            else:
+                loss = surrogate_loss(logp, coef, batch.mask)
             if extra is not None:
                 extra_loss = extra.loss(step)
-                loss = loss + extra_loss
-            opt.zero_grad(set_to_none=True)
-            loss.backward()
+                loss = extra_loss if loss is None else loss + extra_loss
+            if loss is not None:
+                loss.backward()
             torch.nn.utils.clip_grad_norm_(lab.policy.parameters(), 1.0)
             opt.step()
         row = {"step": it + 1, "seconds": round(time.time() - t0, 3)}
@@ -127,12 +165,12 @@ def fit(m, lab, hp, steps, summary, eval_every=None, progress=True, out=None, sa
                 lab.policy, lab.tokenizer, lab.test_problems[: preset.eval_problems])
             bar.set_postfix(acc=f"{row['eval_accuracy']:.3f}")
         run.metrics.append(row)
-        trainer.mark(it + 1)
+        resume_state.mark(it + 1)
         run.summary["seconds"] = round(time.time() - t0, 2)
         if out and save_every and (it + 1) % save_every == 0 and it + 1 < steps:
             runs.save_run(run)
     run.summary["seconds"] = round(time.time() - t0, 2)
-    run.summary["step"] = trainer.step
+    run.summary["step"] = resume_state.step
     if out:
         runs.save_run(run)
     return run

@@ -129,8 +129,12 @@ class _ScalarHeadModel(nn.Module):
 
     @classmethod
     def from_policy(cls, policy):
-        """A copy of the policy's transformer (without its LM head) under a fresh head."""
-        return cls(copy.deepcopy(policy.base_model))
+        """A copy of the policy's transformer (without its LM head) under a fresh head.
+
+        A LoRA policy (peft) is unwrapped first: the copy keeps its adapters, which then train
+        with the head while the copied base weights stay frozen."""
+        model = policy.get_base_model() if hasattr(policy, "get_base_model") else policy
+        return cls(copy.deepcopy(model.base_model))
 
     @classmethod
     def from_config(cls, config):

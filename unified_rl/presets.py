@@ -10,6 +10,7 @@ import torch
 
 from .models import ModelConfig
 from .task import TaskConfig
+from .words import WordsTask
 
 
 @dataclass(frozen=True)
@@ -58,6 +59,25 @@ class RLConfig:
 
 
 @dataclass(frozen=True)
+class LLMConfig:
+    """A pretrained chat model instead of the lab's GPT-2 (llm.py): which, and how to fit it in memory."""
+
+    model: str = "smollm2"
+    """alias (smollm2: the offline SmolLM2-135M-Instruct), local folder or hub name"""
+    dtype: str = "float32"
+    """weights: float32, bfloat16 (where supported), float16, float64, or auto (bf16 on a GPU that
+    has it, else fp16 on a GPU, fp32 on the CPU); LoRA adapters stay float32"""
+    lora_r: int = 0
+    """LoRA rank (0: full fine-tuning; pi_ref is then a frozen copy, else the adapter disabled)"""
+    lora_alpha: int = 16
+    """LoRA scale numerator (the update is alpha / r * B A)"""
+    micro_batch: int = 0
+    """rows per forward-backward, gradients accumulated over the batch (0: the whole batch at once)"""
+    grad_checkpointing: bool = False
+    """recompute activations in the backward pass: less memory, about a third more time"""
+
+
+@dataclass(frozen=True)
 class Preset:
     """Everything that sizes a run on one kind of machine."""
 
@@ -83,10 +103,12 @@ class Preset:
     """samples per question for pass@k / maj@k"""
     seed: int = 0
     """seed of the train / test split (the run's own seed is separate)"""
+    llm: LLMConfig | None = None
+    """a pretrained chat model to train instead of `model` (None: the lab's own GPT-2)"""
 
     def with_(self, **changes) -> "Preset":
         """A copy with some fields changed (nested: sft=..., rl=... accept dicts)."""
-        for key in ("sft", "rl", "task", "model"):
+        for key in ("sft", "rl", "task", "model", "llm"):
             if isinstance(changes.get(key), dict):
                 changes[key] = replace(getattr(self, key), **changes[key])
         return replace(self, **changes)
@@ -121,6 +143,31 @@ PRESETS = {
         sft=SFTConfig(steps=3, batch_size=8, lr=3e-3),
         rl=RLConfig(steps=2, prompts_per_step=4, group_size=4, frozen_samples=4),
         eval_every=2, eval_problems=16, k_problems=4, k_samples=4,
+    ),
+    # A pretrained chat LLM on a 2-core CPU: SmolLM2-135M-Instruct, single-digit sums in words (it
+    # starts at 0.38 greedy with 16 new tokens), a lean budget: 4 questions x 4 samples of 16 tokens.
+    "llm-cpu": Preset(
+        name="llm-cpu",
+        task=WordsTask(digits=1, max_new_tokens=16),
+        model=ModelConfig(),  # unused: llm names the model
+        n_sft=64, n_rl=64, n_test=36,
+        sft=SFTConfig(steps=20, batch_size=8, lr=5e-6),
+        rl=RLConfig(steps=20, prompts_per_step=4, group_size=4, lr=5e-6, beta=0.0, frozen_samples=4,
+                    value_lr=1e-4),
+        eval_every=10, eval_problems=32, k_problems=8, k_samples=8,
+        llm=LLMConfig(model="smollm2", micro_batch=8),
+    ),
+    # One GPU: LoRA on bf16 weights where the GPU has bf16 (fp16 on a T4), larger batches.
+    "llm-gpu": Preset(
+        name="llm-gpu",
+        task=WordsTask(digits=2, max_new_tokens=32),
+        model=ModelConfig(),
+        n_sft=512, n_rl=4096, n_test=256,
+        sft=SFTConfig(steps=100, batch_size=32, lr=2e-5),
+        rl=RLConfig(steps=100, prompts_per_step=16, group_size=8, lr=2e-5, beta=0.04, frozen_samples=8,
+                    value_lr=1e-4),
+        eval_every=20, eval_problems=256, k_problems=64, k_samples=16,
+        llm=LLMConfig(model="smollm2", dtype="auto", lora_r=16, lora_alpha=32, micro_batch=32),
     ),
 }
 

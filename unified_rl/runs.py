@@ -228,7 +228,7 @@ def _state_of(obj):
     return obj.get_state() if hasattr(obj, "get_state") else None
 
 
-class Trainer:
+class ResumeState:
     """The live parts of a run a resume needs besides the policy: pi_ref, the optimizer, the data
     source, the reward, the extra loss, and the RNG states at the last finished step."""
 

@@ -20,12 +20,25 @@ import torch
 from transformers import DynamicCache
 
 from .models import position_ids_of
-from .tokenizer import encode_prompts
+from .tokenizer import encode_problems
 
 RESPONSE_SLACK = 4  # tokens allowed past the longest reference response before a row is cut
 # On a GPU, `sample` asks "has every row ended?" once per this many tokens: each ask copies a flag
 # to the host and stalls the queue of kernels. On the CPU it asks every token (nothing to stall).
 CUDA_DONE_CHECK_EVERY = 8
+
+
+def response_budget(problems) -> int:
+    """The sampler's default max_new_tokens for `problems`: the problems' own `max_new_tokens` when
+    each has one (a task in words), else the longest reference answer + EOS + slack (the lab's task).
+
+    The one place this budget is computed: `sample` cuts a row there, and DAPO's overlong reward
+    (rewards.OverlongReward) reads it as L_max.
+    """
+    own = [getattr(p, "max_new_tokens", None) for p in problems]
+    if all(n is not None for n in own):
+        return max(own)
+    return max(len(p.solution) for p in problems) + 1 + RESPONSE_SLACK
 
 
 @dataclass
@@ -138,22 +151,30 @@ def autocast(device):
     return torch.autocast("cuda", dtype=torch.bfloat16)
 
 
-def token_logp(model, input_ids, attention_mask) -> torch.Tensor:
-    """(B, T) float32 (float64 for a float64 model) log pi of each target input_ids[:, t+1], with grad; 0 on padding."""
+def token_logp(model, input_ids, attention_mask, start=0) -> torch.Tensor:
+    """(B, T) float32 (float64 for a float64 model) log pi of each target input_ids[:, t+1], with grad; 0 on padding.
+
+    start > 0: only targets t >= start are computed (0 before them): the model's vocabulary
+    projection runs on the last L - start positions only (`logits_to_keep`), which for a chat
+    prompt of 40 tokens and a 16-token reply skips most of a 49K-word projection.
+    """
     _check_fits(model, input_ids.shape[1])
+    keep = {"logits_to_keep": input_ids.shape[1] - start} if start > 0 else {}
     with autocast(input_ids.device):
         logits = model(
             input_ids=input_ids,
             attention_mask=attention_mask,
             position_ids=position_ids_of(attention_mask),
-        ).logits[:, :-1]  # (B, T, V)
+            **keep,
+        ).logits[:, :-1]  # (B, T - start, V)
     if logits.dtype != torch.float64:  # a float64 model (the model oracle) keeps its precision
         logits = logits.float()  # log-probs in float32 whatever the matmuls ran in
-    targets = input_ids[:, 1:]  # (B, T)
+    targets = input_ids[:, start + 1:]  # (B, T - start)
     # gather - logsumexp is log_softmax at the target without materialising all of it twice
-    logp = logits.gather(-1, targets[..., None]).squeeze(-1) - logits.logsumexp(-1)  # (B, T)
-    real = (attention_mask[:, :-1] * attention_mask[:, 1:]).bool()  # (B, T)
-    return torch.where(real, logp, torch.zeros_like(logp))
+    logp = logits.gather(-1, targets[..., None]).squeeze(-1) - logits.logsumexp(-1)  # (B, T - start)
+    real = (attention_mask[:, start:-1] * attention_mask[:, start + 1:]).bool()  # (B, T - start)
+    logp = torch.where(real, logp, torch.zeros_like(logp))
+    return torch.nn.functional.pad(logp, (start, 0)) if start > 0 else logp  # (B, T)
 
 
 def _left_pad(seqs: list, pad_id: int, device):
@@ -183,6 +204,20 @@ def _pad_id(tokenizer) -> int:
     return pad if pad is not None else tokenizer.eos_token_id
 
 
+def stop_ids(model, tokenizer) -> list[int]:
+    """Token ids that end a response: the tokenizer's EOS and the generation config's EOS ids
+    (a chat model's end-of-turn token, e.g. <|im_end|>)."""
+    ids = [tokenizer.eos_token_id] if tokenizer.eos_token_id is not None else []
+    gen = getattr(model, "generation_config", None)
+    extra = getattr(gen, "eos_token_id", None) if gen is not None else None
+    for i in ([extra] if isinstance(extra, int) else list(extra or [])):
+        if i not in ids:
+            ids.append(i)
+    if not ids:
+        raise ValueError("the tokenizer has no EOS token, so responses could never end")
+    return ids
+
+
 def _response_mask(prompt_len: int, lengths: torch.Tensor, L: int) -> torch.Tensor:
     """(B, T) float: 1 where target t+1 lies in [prompt_len, prompt_len + length)."""
     pos = torch.arange(1, L, device=lengths.device)[None, :]  # (1, T) target positions
@@ -201,19 +236,17 @@ def sample(model, tokenizer, problems, group_size=1, max_new_tokens=None, temper
         raise ValueError(f"temperature must be > 0 when sampling, got {temperature}")
     rows = _repeat(list(problems), group_size)
     if max_new_tokens is None:
-        max_new_tokens = max(len(p.solution) for p in problems) + 1 + RESPONSE_SLACK
+        max_new_tokens = response_budget(problems)
     if max_new_tokens < 1:
         raise ValueError(f"max_new_tokens must be >= 1, got {max_new_tokens}")
-    eos, pad = tokenizer.eos_token_id, _pad_id(tokenizer)
-    if eos is None:
-        raise ValueError("the tokenizer has no EOS token, so responses could never end")
+    pad = _pad_id(tokenizer)
     device = next(model.parameters()).device
+    stops = torch.tensor(stop_ids(model, tokenizer), device=device)  # (S,)
     check_every = done_check_every(device)
     was_training = model.training
     model.eval()
     try:
-        prompt_ids, prompt_att = _left_pad(encode_prompts(tokenizer, [p.prompt for p in problems]),
-                                           pad, device)  # (n, P)
+        prompt_ids, prompt_att = _left_pad(encode_problems(tokenizer, problems), pad, device)  # (n, P)
         prompt_ids = prompt_ids.repeat_interleave(group_size, 0)  # (B, P)
         prompt_att = prompt_att.repeat_interleave(group_size, 0)  # (B, P)
         B, P = prompt_ids.shape
@@ -240,7 +273,7 @@ def sample(model, tokenizer, problems, group_size=1, max_new_tokens=None, temper
             tokens.append(tok)
             logps.append(torch.where(done, 0.0, logprobs.gather(-1, tok[:, None]).squeeze(-1)))
             lengths += (~done).long()
-            done = done | (tok == eos)
+            done = done | torch.isin(tok, stops)
             if (i + 1) % check_every == 0 and bool(done.all()):  # a host sync: not every token on a GPU
                 break
             if i + 1 == max_new_tokens:
@@ -281,7 +314,7 @@ def rollout_from_texts(tokenizer, problems, texts, group_size=1, device=None) ->
     eos, pad = tokenizer.eos_token_id, _pad_id(tokenizer)
     if eos is None:
         raise ValueError("the tokenizer has no EOS token to end responses with")
-    prompts = encode_prompts(tokenizer, [p.prompt for p in rows])
+    prompts = encode_problems(tokenizer, rows)
     clean = [t[: -len(tokenizer.eos_token)] if t.endswith(tokenizer.eos_token) else t for t in texts]
     responses = [ids + [eos] for ids in tokenizer(clean, add_special_tokens=False)["input_ids"]]
     prompt_ids, prompt_att = _left_pad(prompts, pad, "cpu")  # (B, P)

@@ -63,3 +63,23 @@ def encode_prompts(tokenizer, prompts: list[str]) -> list[list[int]]:
     ids = tokenizer(list(prompts), add_special_tokens=False)["input_ids"]
     bos = tokenizer.bos_token_id
     return [[bos] + x if bos is not None else list(x) for x in ids]
+
+
+def chat_ids(tokenizer, messages) -> list[int]:
+    """Prompt ids of chat `messages` (role, content) through the tokenizer's own chat template,
+    ending with the opening of the assistant's turn (add_generation_prompt=True)."""
+    if not getattr(tokenizer, "chat_template", None):
+        raise ValueError("this problem is a chat, but the tokenizer has no chat template")
+    msgs = [{"role": role, "content": content} for role, content in messages]
+    out = tokenizer.apply_chat_template(msgs, add_generation_prompt=True, tokenize=True)
+    ids = out["input_ids"] if hasattr(out, "keys") else out
+    return list(ids)
+
+
+def encode_problems(tokenizer, problems) -> list[list[int]]:
+    """Prompt ids of each problem: its chat `messages` through the template when it has them, else
+    `encode_prompts` of its `prompt` (the lab's own path, unchanged)."""
+    if not any(getattr(p, "messages", None) for p in problems):
+        return encode_prompts(tokenizer, [p.prompt for p in problems])
+    return [chat_ids(tokenizer, p.messages) if getattr(p, "messages", None)
+            else encode_prompts(tokenizer, [p.prompt])[0] for p in problems]

@@ -14,6 +14,7 @@ import os
 import re
 import sys
 
+import torch
 from transformers.utils import logging as hf_logging
 
 from . import __version__, cache, runs
@@ -23,6 +24,7 @@ from .methods import get_method
 from .presets import get_preset
 from .runs import save_run  # noqa: F401
 from .wiring import configure
+from .words import task_from_spec
 
 hf_logging.disable_progress_bar()  # saving/loading a 100K-parameter model needs no progress bar
 
@@ -99,9 +101,27 @@ def _flat(config, prefix=""):
     return out
 
 
+def llm_preset(preset="auto", model=None, task=None, llm=None):
+    """The preset of a run on a pretrained chat model: `model` (alias, folder, hub name) and `task`
+    (words, words:DIGITS, gsm8k:FILE) replace the preset's; `llm` (a dict) changes LLMConfig fields.
+    With a model and preset "auto": llm-gpu where CUDA is, else llm-cpu."""
+    if preset == "auto" and (model is not None or task is not None):
+        preset = "llm-gpu" if torch.cuda.is_available() else "llm-cpu"
+    p = get_preset(preset)
+    if p.llm is None:
+        raise ValueError(f"preset {p.name!r} trains the lab's own model; use llm-cpu or llm-gpu for "
+                         "--model / --task")
+    if task is not None:
+        p = p.with_(task=task_from_spec(task) if isinstance(task, str) else task)
+    changes = dict(llm or {})
+    if model is not None:
+        changes["model"] = os.fspath(model)
+    return p.with_(llm=changes) if changes else p
+
+
 def train(method="grpo", preset="auto", steps=None, seed=0, init=None, out=None, progress=True,
           lab=None, eval_every=None, resume=False, overwrite=False, save_every=None, _cap=True,
-          **overrides):
+          model=None, task=None, llm=None, **overrides):
     """Train `method` and return a Run. The notebooks and `python -m unified_rl train` share this path.
 
     init: a checkpoint to start from; by default the method's own (Method.init): SFT from scratch,
@@ -113,9 +133,14 @@ def train(method="grpo", preset="auto", steps=None, seed=0, init=None, out=None,
     is held for the whole call (a second writer is refused) and every file in it the run did not
     write is kept (runs.py, run_folder.py). $UNIFIED_RL_MAX_STEPS, if set, caps `steps` (the
     browser tests run every notebook this way), saying so on stderr; the cached SFT model is never
-    capped.
+    capped. model / task / llm: a pretrained chat model (`llm_preset`);
+    every method then starts from that model (no SFT cache).
     """
     m = get_method(method)
+    if model is not None or task is not None or llm:
+        if lab is not None:
+            raise ValueError("model/task/llm build the run's lab; give them or a lab, not both")
+        preset = llm_preset(preset, model, task, llm)
     if resume and (lab is not None or not out):
         raise ValueError("resume=True continues the run saved in `out`: give out, and no lab")
     run_preset, hp = configure(m, get_preset(preset if lab is None else lab.preset), overrides)
@@ -147,10 +172,12 @@ def _train(m, run_preset, hp, steps, seed, init, out, progress, lab, eval_every,
                "version": __version__, "config": dataclasses.asdict(run_preset),
                "hparams": dataclasses.asdict(hp) if hp is not None else None}
     if lab is None:
-        cached = state is None and init is None and m.init == "sft"
+        cached = state is None and init is None and m.init == "sft" and run_preset.llm is None
         if state is not None:
             init, start = state["summary"]["init"], os.path.join(out, "checkpoint")
         else:
+            if init is None and run_preset.llm is not None:  # a pretrained model is its own start
+                init = run_preset.llm.model
             init = init if init is not None else START_CHECKPOINT[m.init](run_preset, seed, progress)
             start = init
         seed_everything(seed)  # after the SFT cache, which may have trained in this process

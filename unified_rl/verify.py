@@ -71,7 +71,7 @@ def _oracle_lab(model, tokenizer, problems, group_size, seed):
     return Lab(preset, tokenizer, model, ref, torch.device("cpu"), seed, problems, problems, problems)
 
 
-def _diff(m, lab, prep, logp_old_shift, hp):
+def _diff(m, lab, prep, logp_old_shift, hp, relative=False):
     """max |grad J - grad surrogate| with logp_old = logp + logp_old_shift."""
     cfg, mask = lab.preset.rl, prep.batch.mask
     logp = policy_logp(lab.policy, prep.batch)  # (B, T)
@@ -79,11 +79,15 @@ def _diff(m, lab, prep, logp_old_shift, hp):
     logp = policy_logp(lab.policy, prep.batch)  # (B, T)
     coef = coefficient_of(m, step_of(prep, logp, logp.detach() + logp_old_shift, cfg, hp))
     g_gc = _grad(lab.policy, surrogate_loss(logp, coef, mask))
-    return (g_obj - g_gc).abs().max().item()
+    diff = (g_obj - g_gc).abs().max().item()
+    return diff / max(g_gc.abs().max().item(), 1e-300) if relative else diff
 
 
-def model_oracle(policy, tokenizer, problems, methods=None, group_size=4, seed=0):
+def model_oracle(policy, tokenizer, problems, methods=None, group_size=4, seed=0, relative=False):
     """{key: max |grad_theta J - grad_theta surrogate|} on a batch sampled from `policy` (float64).
+
+    relative=True: each difference divided by max |grad_theta surrogate|, so models of any size
+    (a pretrained LLM's gradient entries are not the lab's) compare with round-off directly.
 
     Keys (ORACLE_KEYS): every method in methods.METHODS (on-policy, and for methods that ignore logp_old also off-policy:
     the larger difference), and NAME-clipped for off-policy methods with logp_old != logp.
@@ -107,7 +111,8 @@ def model_oracle(policy, tokenizer, problems, methods=None, group_size=4, seed=0
         extra = m.extra_loss(lab) if m.extra_loss else None
         scores = _informative(m.reward(batch).double(), gen) if m.reward else None
         prep = prepare(m, lab, batch, extra, scores=scores)
-        on, off = _diff(m, lab, prep, 0.0, m.hparams), _diff(m, lab, prep, jitter, m.hparams)
+        on = _diff(m, lab, prep, 0.0, m.hparams, relative)
+        off = _diff(m, lab, prep, jitter, m.hparams, relative)
         if m.off_policy:
             out[base], out[f"{base}-clipped"] = on, off
         else:

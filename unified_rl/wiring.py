@@ -56,9 +56,19 @@ class Prepared:
     targets: Any  # the extra loss's targets, or None
 
 
-def policy_logp(model, batch):
-    """(B, T) log pi of each response token of `batch` under `model`, 0 off the response."""
-    return token_logp(model, batch.input_ids, batch.attention_mask) * batch.mask  # (B, T)
+def policy_logp(model, batch, response_only=False):
+    """(B, T) log pi of each response token of `batch` under `model`, 0 off the response.
+
+    response_only: compute logits at response positions only (a large-vocabulary LLM's saving);
+    the lab's runs keep the full computation, so their numbers stay bit for bit as shipped.
+    """
+    start = batch.prompt_len - 1 if response_only else 0
+    return token_logp(model, batch.input_ids, batch.attention_mask, start=start) * batch.mask  # (B, T)
+
+
+def response_only(lab) -> bool:
+    """Whether a lab's log-probs skip the prompt's logits: for a pretrained LLM (preset.llm)."""
+    return getattr(lab.preset, "llm", None) is not None
 
 
 def prepare(method, lab, batch, extra=None, scores=None):
@@ -68,7 +78,7 @@ def prepare(method, lab, batch, extra=None, scores=None):
     logp_ref = None
     if method.uses_ref:
         with torch.no_grad():
-            logp_ref = policy_logp(lab.ref, batch)  # (B, T)
+            logp_ref = policy_logp(lab.ref, batch, response_only(lab))  # (B, T)
     adv = method.advantage(lab, batch, scores, logp_ref, extra) if method.advantage else None
     targets = extra.targets(lab, batch, scores, logp_ref, adv) if extra is not None else None
     return Prepared(batch, scores, logp_ref, adv, targets)

@@ -195,6 +195,8 @@ def rloo(rewards, group_size, mask, *, logp=None, logp_old=None, clip_eps=None, 
     J = E[1/k sum_i (R_i - 1/(k-1) sum_{j != i} R_j) log pi(o_i | q)], log pi(o_i | q) = sum_t logp:
     a token sum (constant normaliser, L = 1), so GC = |o_i| (R_i - mean_{j != i} R_j) =
     |o_i| k/(k-1) (R_i - mean(R)). With logp_old and clip_eps, the PPO-clipped form (for reuse).
+    Deviation from the paper: its reward carries a KL penalty, R - beta log(pi/pi_ref); R here is the
+    reward alone (no KL term anywhere in this GC).
     >>> rloo(torch.tensor([1., 0., 0.]), 3, torch.tensor([[1., 1.], [1., 0.], [1., 0.]]))
     tensor([[ 2.0000,  2.0000],
             [-0.5000,  0.0000],

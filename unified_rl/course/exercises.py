@@ -9,7 +9,7 @@ or a function that raises NotImplementedError) is "not attempted yet".
 
 Four kinds: `ValueExercise` (a number, tensor or predict-then-run value), `ChoiceExercise` and
 `SignExercise` (one of several options), `ExpressionExercise` (a sympy derivation, compared at
-random points first, then by bounded algebra: `symbolic`), `FunctionExercise` (an implementation,
+random points of both signs where a symbol's domain allows, then by bounded algebra: `symbolic`), `FunctionExercise` (an implementation,
 run on edge cases and random tensors against the package's own function; a coefficient, objective
 or surrogate is also checked by its gradient, from inputs that require grad: `gradcheck`).
 
@@ -25,7 +25,7 @@ import sympy
 from .base import CORRECT, NOT_ATTEMPTED, WRONG, Exercise, NotAttempted, Verdict, Wrong
 from .compare import as_number, compare, short_repr
 from .gradcheck import FunctionExercise, leaky
-from .symbolic import compare_expressions, read_expression
+from .symbolic import compare_expressions, read_expression, sample_points
 
 class _Lazy:
     """An expected answer given as a zero-argument function: computed on first use, then kept."""
@@ -135,7 +135,7 @@ class ExpressionExercise(Exercise):
 
     kind = "expression"
 
-    def __init__(self, expected, *, n_points=6, seed=0, **kw):
+    def __init__(self, expected, *, n_points=8, seed=0, **kw):
         super().__init__(**kw)
         self._expected = _Lazy(expected)  # e.g. lambda: derivations.dpo_coefficient()
         self.n_points, self.seed = n_points, seed
@@ -143,6 +143,11 @@ class ExpressionExercise(Exercise):
     @property
     def solution_value(self):
         return self._expected.get()
+
+    def points(self):
+        """The points the expected expression is evaluated at (an answer with no other symbol meets the same)."""
+        symbols = sorted(sympy.sympify(self.solution_value).free_symbols, key=lambda s: s.name)
+        return sample_points(symbols, self.n_points, self.seed)
 
     def _check(self, answer):
         want = sympy.sympify(self.solution_value)

@@ -101,7 +101,8 @@ class FunctionExercise(Exercise):
     def checks_gradient(self):
         return bool(self.grad) or self.loss is not None
 
-    def _inputs(self):
+    def inputs(self):
+        """(where, kwargs) for every input the checker runs: the named cases, then the random draws."""
         gen = torch.Generator().manual_seed(self.seed)
         for name, make in self.cases.items():
             yield f"case '{name}'", make(gen) if callable(make) else make
@@ -121,7 +122,7 @@ class FunctionExercise(Exercise):
     def _check(self, answer):
         if not callable(answer):
             raise Wrong(f"expected a function, got {short_repr(answer)}")
-        for where, kwargs in self._inputs():
+        for where, kwargs in self.inputs():
             ref_in = _clone(kwargs, self.grad)
             want = self.reference(**ref_in)
             given = _clone(kwargs, self.grad)

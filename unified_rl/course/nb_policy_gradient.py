@@ -4,7 +4,9 @@
 - `std_weights`: how much total push a question gets with and without GRPO's division by the std.
 - `one_update_ratios`: token and sequence ratios pi_theta / pi_old after one update (GSPO's point).
 - `kl_markdown`: kl.study's exact comparison as a table.
-- `comparison_table` / `plot_comparison`: the policy-family experiment's result.
+- `raw_grad_norms`: each method's gradient norm on one batch before the trainer's clip at norm 1.
+- `comparison_table` / `findings`: the policy-family experiment's result, as a table and as the
+  sentences the notebook states about it (each computed from the table, none typed by hand).
 - `arms`: a progress bar over the arms a training cell runs (each takes seconds to minutes).
 Every number comes from the package (`advantages`, `coefficients`, `kl.study`, `experiments`).
 """
@@ -16,7 +18,7 @@ import numpy as np
 import torch
 
 from unified_rl import advantages, coefficients
-from unified_rl.paradigm import surrogate_loss
+from unified_rl.paradigm import step_from_tensors, surrogate_loss
 from unified_rl.wiring import policy_logp
 
 
@@ -69,6 +71,29 @@ def one_update_ratios(lab, batch, scores, lr):
     return tokens.cpu(), seqs.cpu()
 
 
+def raw_grad_norms(lab, batch, scores, methods, names):
+    """{name: |grad_theta of eq 5's surrogate|} on `batch` at pi_theta = pi_old = pi_ref, before the clip.
+
+    The trainer (loop.fit) clips the gradient to norm 1 before AdamW's step: an arm whose raw norm is
+    above 1 has its step shortened, one below is not, so a constant factor on the GC (Dr. GRPO's L,
+    RLOO's token sum) is undone by AdamW only while nothing clips.
+    """
+    logp = policy_logp(lab.policy, batch)  # (B, T) with grad
+    with torch.no_grad():
+        logp_ref = policy_logp(lab.ref, batch)
+    out = {}
+    for name in names:
+        m = methods[name]
+        adv = m.advantage(lab, batch, scores, logp_ref, None) if m.advantage else None
+        step = step_from_tensors(logp, batch.mask, lab.preset.rl, logp_ref=logp_ref, scores=scores, adv=adv,
+                                 group_size=batch.group_size, hp=m.hparams)
+        lab.policy.zero_grad()
+        surrogate_loss(logp, m.coefficient(step), batch.mask).backward(retain_graph=True)
+        out[name] = torch.cat([p.grad.flatten() for p in lab.policy.parameters() if p.grad is not None]).norm().item()
+    lab.policy.zero_grad()
+    return out
+
+
 def kl_markdown(table, columns):
     """Rows: the uses of each estimator; columns: max |expected GC gradient - target| for each target."""
     head = "| estimator, used as | " + " | ".join(columns) + " |"
@@ -101,6 +126,50 @@ def comparison_table(result):
                     f"{t['len_last10']['mean']:.2f} | {wrong} / {right} | {t['zero_gc_frac']['mean']:.2f} | "
                     f"{t['samples_per_step']['mean']:.0f} |")
     return "\n".join(rows)
+
+
+def _d(result, arm, base="grpo"):
+    d, mean, std = versus(result, arm, base)
+    return f"{mean:+.3f} ± {std:.3f}", int((d > 0).sum()), len(d)
+
+
+def findings(result):
+    """The sentences notebook 10 states about the policy-family result, each computed from `result`."""
+    t, arms, out = result["table"], [a for a in result["arms"] if a != "grpo"], []
+    sft = result["sft"]
+    out.append(f"Each seed starts from its own SFT model, which scores {sft['min']:.3f} to {sft['max']:.3f} "
+               "held out: compare each arm with GRPO on the same seed.")
+    groups = {"ahead of GRPO on every seed": [], "behind GRPO on every seed": [], "on both sides of GRPO": []}
+    for arm in sorted(arms, key=lambda a: versus(result, a)[1]):
+        text, ahead, n = _d(result, arm)
+        key = ("ahead of GRPO on every seed" if ahead == n else "behind GRPO on every seed" if ahead == 0
+               else "on both sides of GRPO")
+        groups[key].append(f"`{arm}` {text}" + (f" (ahead on {ahead} of {n})" if 0 < ahead < n else ""))
+    for key, items in groups.items():
+        out.append(f"**{key[0].upper() + key[1:]}** ({len(items)} arms): " + (", ".join(items) if items else "none") + ".")
+    std_only = "dr-grpo (seq-mean-token-mean)"
+    if std_only in t and "dr-grpo (token-mean)" in t:
+        out.append("The three Dr. GRPO arms share its advantage (no std) and differ only in aggregation. "
+                   f"`{std_only}` against GRPO isolates the std: {_d(result, std_only)[0]}; token-mean against "
+                   f"it: {_d(result, 'dr-grpo (token-mean)', std_only)[0]}; the constant L (Dr. GRPO itself) "
+                   f"against it: {_d(result, 'dr-grpo', std_only)[0]}.")
+    if "dapo" in t:
+        out.append(f"DAPO's dynamic sampling generated {t['dapo']['samples_per_step']['mean']:.0f} samples per step "
+                   f"for the {result['rows_per_step']} it trained on "
+                   f"({t['dapo']['samples_per_step']['mean'] / result['rows_per_step']:.1f}x).")
+    clip = {a: max(s["runs"][a]["clip_frac"] for s in result["per_seed"]) for a in result["arms"]}
+    worst = max(clip, key=clip.get)
+    out.append(f"Clip fraction (tokens whose ratio left [1 - ε, 1 + ε] on a batch's last update), averaged over "
+               f"a run's steps: at most {100 * clip[worst]:.2f} % for any run (`{worst}`). It is a mean over the "
+               "steps, not a bound on each: the live runs above print their first step beside their mean.")
+    zero = {a: t[a]["zero_gc_frac"]["mean"] for a in ("gspo", "cispo", "remax") if a in t}
+    if zero:
+        out.append("Share of tokens with GC 0: " + ", ".join(f"`{a}` {v:.2f}" for a, v in zero.items()) + ".")
+    first = [t[a]["len_first"]["mean"] for a in result["arms"]]
+    last = [t[a]["len_last10"]["mean"] for a in result["arms"]]
+    out.append(f"Mean answer length: {min(first):.2f} to {max(first):.2f} tokens at the first step, {min(last):.2f} "
+               f"to {max(last):.2f} over the last ten, under every arm.")
+    return out
 
 
 def plot_runs(runs, start):

@@ -3,12 +3,18 @@
 `coefficient_maps` runs each registered method's coefficient, exactly as the trainer calls it, on
 one synthetic batch laid out as its data source lays it out; the plots and tables show the
 notebook's runs (fixed pairs measured with `nb_dpo.probed`) or the shipped equal-budget comparison
-(experiments/preference_family.py).
+(experiments/preference_family.py). `generated_per_step` counts the samples each data source draws,
+`gc_falloff` how far each GC has fallen at the margins reached, `kto_regime` where KTO's z sits in a
+run, and `findings` the sentences the notebook states about the shipped comparison, each computed.
 """
+
+import contextlib
+import importlib
 
 import matplotlib.pyplot as plt
 import torch
 
+from unified_rl import coefficients
 from unified_rl.course.nb_policy_gradient import arms  # noqa: F401 (the training cell's progress bar)
 from unified_rl.course.plots import draw_coefficients
 from unified_rl.evaluation import greedy_accuracy
@@ -45,31 +51,37 @@ def coefficient_maps(rows, names=FAMILY, cfg=None):
 
 
 def plot_coefficient_maps(maps, mask):
-    """One heatmap per method: rows are responses, columns tokens; red pushes up, blue down."""
+    """One heatmap per method, all on one colour scale (the largest |GC| of any panel), so that colours
+    compare across panels: rows are responses, columns tokens; red pushes up, blue down."""
     fig, axes = plt.subplots(1, len(maps), figsize=(2.6 * len(maps), 2.6), sharey=True)
     B = len(mask) // 2
+    vmax = max(float(c.abs().max()) for c in maps.values()) or 1.0  # one scale for every panel
     for ax, (name, coef) in zip(axes, maps.items()):
-        vmax = float(coef.abs().max()) or 1.0
-        draw_coefficients(ax, coef, mask, f"{name}\nmax |GC| = {vmax:.3g}", vmax=vmax)
+        im = draw_coefficients(ax, coef, mask, f"{name}\nmax |GC| = {float(coef.abs().max()):.3g}", vmax=vmax)
         ax.axhline(B - 0.5, color="k", lw=0.8)
     axes[0].set_ylabel("row (first half | second half)")
     fig.tight_layout()
+    fig.colorbar(im, ax=list(axes), shrink=0.8, label=f"GC (one scale, ±{vmax:.3g})")
+    fig.vmax = vmax
     return fig
 
 
 def plot_arms(runs, histories, acc0):
-    """Held-out accuracy (left), and the chosen and rejected answers' mean log-probs per token on
-    the fixed pairs (right: chosen solid, rejected dashed), one colour per arm."""
+    """Held-out accuracy (left), and the change of the chosen and rejected answers' mean log-probs
+    per token on the fixed pairs since the SFT model, x = Δ mean log π (right: chosen solid, rejected
+    dashed), one colour per arm."""
     fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(11, 3.4))
     for i, (label, run) in enumerate(runs.items()):
         ev = [(m["step"], m["eval_accuracy"]) for m in run.metrics if "eval_accuracy" in m]
         ax1.plot([0] + [s for s, _ in ev], [acc0] + [a for _, a in ev], marker="o", ms=3, color=f"C{i}", label=label)
         h = histories[label]
         steps = [x["step"] for x in h]
-        ax2.plot(steps, [x["logp_chosen"] for x in h], color=f"C{i}", label=f"{label}")
-        ax2.plot(steps, [x["logp_rejected"] for x in h], color=f"C{i}", ls="--")
+        ax2.plot(steps, [x["x_chosen"] for x in h], color=f"C{i}", label=f"{label}")
+        ax2.plot(steps, [x["x_rejected"] for x in h], color=f"C{i}", ls="--")
+    ax2.axhline(0, color="k", lw=0.6)
     ax1.set(xlabel="step", ylabel="held-out greedy accuracy", title="accuracy")
-    ax2.set(xlabel="step", ylabel="mean log π per token", title="fixed pairs: chosen (solid), rejected (dashed)")
+    ax2.set(xlabel="step", ylabel="x = Δ mean log π per token since SFT",
+            title="fixed pairs: x⁺ chosen (solid), x⁻ rejected (dashed)")
     for ax in (ax1, ax2):
         ax.grid(alpha=0.3)
         ax.legend(fontsize=7)
@@ -108,3 +120,119 @@ def comparison_table(result):
                     f"{f(e['x_chosen'], 4, '+')} | {f(e['x_rejected'], 4, '+')} | "
                     f"{f(result['alignment'][arm]['x_plus_lowered'], 2)} |")
     return head + "\n".join(rows)
+
+
+@contextlib.contextmanager
+def _counting_samples(source):
+    """Count the responses `source` generates: wraps the `sample` its module calls, restores it after."""
+    module = importlib.import_module(type(source).__module__)
+    real, drawn = module.sample, []
+
+    def counted(*args, **kwargs):
+        r = real(*args, **kwargs)
+        drawn.append(len(r))
+        return r
+    module.sample = counted
+    try:
+        yield drawn
+    finally:
+        module.sample = real
+
+
+def generated_per_step(lab, names, steps=2):
+    """{name: (responses generated per step, rows trained on per step)}, measured on `steps` batches
+    of each method's own data source (the pair source samples frozen_samples per question and keeps
+    one pair; KTO's one sample per question, then mismatched copies that are not generated)."""
+    out = {}
+    for name in names:
+        source = METHODS[name].data_source(lab)
+        with _counting_samples(source) as drawn:
+            rows = [len(source.next_batch()) for _ in range(steps)]
+        out[name] = (sum(drawn) / steps, sum(rows) / steps)
+    return out
+
+
+def gc_falloff(margins, beta, tau):
+    """{name: GC on the chosen tokens at each margin over its value at margin 0}: DPO's
+    beta sigma(-beta m) / (beta / 2) and IPO's (1/tau - 2m) / (1/tau), from `coefficients` itself."""
+    m = torch.as_tensor(margins, dtype=torch.float64).reshape(-1, 1)  # one-token responses, x- = 0
+    z, one = torch.zeros_like(m), torch.ones_like(m)
+    dpo = coefficients.dpo(m, z, one, z, z, one, beta)[0][:, 0] / coefficients.dpo(z, z, one, z, z, one, beta)[0][:, 0]
+    ipo = coefficients.ipo(m, z, one, z, z, one, tau)[0][:, 0] / coefficients.ipo(z, z, one, z, z, one, tau)[0][:, 0]
+    return {"dpo": dpo, "ipo": ipo}
+
+
+def kto_regime(policy, ref, batch, beta, lam_d, lam_u):
+    """KTO's z = beta (x - z0) on a batch of its data source, and its GC over lam beta / 4 (1 at z = 0)."""
+    from unified_rl.wiring import policy_logp
+
+    n = len(batch) // 2  # labelled rows, then the mismatched rows that give z0
+    with torch.no_grad():
+        logp, logp_ref = policy_logp(policy, batch), policy_logp(ref, batch)
+    z0 = coefficients.kto_reference_point(logp[n:], logp_ref[n:], batch.mask[n:])
+    mask = batch.mask[:n]
+    x = ((logp[:n] - logp_ref[:n]) * mask).sum(-1) / mask.sum(-1)  # (n,) length-normalised log-ratio
+    z = beta * (x - z0)
+    return {"z": z, "z0": float(z0), "gc_over_quarter": 4 * torch.sigmoid(z) * torch.sigmoid(-z)}
+
+
+def _pm(s, d=3, sign=""):
+    return f"{s['mean']:{sign}.{d}f} ± {s['std']:.{d}f}"
+
+
+def _per_seed(result, arm, key):
+    return [s["arms"][arm]["probe"][key] for s in result["per_seed"]]
+
+
+def alignment_findings(result):
+    """Section 7's sentences about the shipped comparison, each computed from `result`."""
+    al, end, out = result["alignment"], result["end"], []
+    out.append(f"At the SFT model the cosine between a pair's ∇x⁺ and ∇x⁻ averages "
+               f"{_pm(result['alignment_sft']['cos_mean'], 2, '+')} over the seeds; after DPO at 2e-5 it is "
+               f"{_pm(al['dpo-fast']['cos_mean'], 2, '+')} (median {_pm(al['dpo-fast']['cos_median'], 2, '+')}).")
+    fast_end = [xs[-1] for xs in _per_seed(result, "dpo-fast", "x_chosen")]
+    out.append(f"DPO at 2e-5: x⁺ ended below zero on {sum(x < 0 for x in fast_end)} of {len(fast_end)} seeds "
+               f"({_pm(end['dpo-fast']['x_chosen'], 3, '+')}, against {_pm(end['dpo-fast']['x_rejected'], 3, '+')} "
+               f"for x⁻), on {_pm(end['dpo-fast']['chosen_fell'], 2)} of the pairs, while the margin grew to "
+               f"{_pm(end['dpo-fast']['margin'], 3, '+')}.")
+    steps = result["per_seed"][0]["arms"]["dpo"]["probe"]["step"]
+    peaks = [steps[max(range(len(xs)), key=xs.__getitem__)] for xs in _per_seed(result, "dpo", "x_chosen")]
+    fell = sum(xs[-1] < max(xs) for xs in _per_seed(result, "dpo", "x_chosen"))
+    out.append(f"DPO at its own rate: x⁺ peaked at step {min(peaks):.0f} to {max(peaks):.0f} and was lower at the end "
+               f"on {fell} of {len(peaks)} seeds, ending at {_pm(end['dpo']['x_chosen'], 3, '+')} with "
+               f"{_pm(end['dpo']['chosen_fell'], 2)} of the pairs below zero (cosine "
+               f"{_pm(al['dpo']['cos_mean'], 2, '+')}).")
+    out.append(f"Pairs whose x⁺ a plain-gradient DPO step would lower: {_pm(result['alignment_sft']['x_plus_lowered'], 2)} "
+               f"at the SFT model, {_pm(al['dpo-fast']['x_plus_lowered'], 2)} after DPO at 2e-5.")
+    out.append(f"x⁺ at the end: ORPO {_pm(end['orpo']['x_chosen'], 3, '+')}, SFT on the chosen answers "
+               f"{_pm(end['sft-on-chosen']['x_chosen'], 3, '+')}, IPO {_pm(end['ipo']['x_chosen'], 3, '+')}; "
+               f"held-out accuracy IPO {_pm(result['accuracy']['ipo'])}, DPO at IPO's rate "
+               f"{_pm(result['accuracy']['dpo-fast'])}.")
+    return out
+
+
+def findings(result):
+    """Section 8's sentences about the shipped comparison, each computed from `result`."""
+    acc, seeds, out = result["accuracy"], result["per_seed"], []
+    sft = [s["sft"] for s in seeds]
+    out.append("SFT models of the seeds: " + " / ".join(f"{a:.3f}" for a in sft) + " held-out accuracy.")
+    four = ("dpo", "ipo", "simpo", "kto")
+    means = [acc[a]["mean"] for a in four]
+    out.append(f"DPO, IPO, SimPO, KTO: " + ", ".join(_pm(acc[a]) for a in four) + f"; their means span "
+               f"{max(means) - min(means):.3f}, less than the smallest of their stds over seeds "
+               f"({min(acc[a]['std'] for a in four):.3f}).")
+    strong = max(range(len(seeds)), key=lambda i: sft[i])
+    weak = [i for i in range(len(seeds)) if i != strong]
+    lifts = [seeds[i]["arms"][a]["accuracy"] - sft[i] for i in weak for a in four]
+    after = [seeds[strong]["arms"][a]["accuracy"] for a in four]
+    out.append(f"Those four lifted the weaker SFT models by {min(lifts):.2f} to {max(lifts):.2f}; on the strong one "
+               f"(seed {seeds[strong]['seed']}: {sft[strong]:.3f}) they ended at {min(after):.3f} to {max(after):.3f}.")
+    ahead = sum(s["arms"]["orpo"]["accuracy"] > s["arms"]["sft-on-chosen"]["accuracy"] for s in seeds)
+    out.append(f"ORPO {_pm(acc['orpo'])} (strong seed {seeds[strong]['arms']['orpo']['accuracy']:.3f}); SFT on the "
+               f"chosen answers alone (ORPO with λ = 0) {_pm(acc['sft-on-chosen'])}; ORPO ahead of it on {ahead} of "
+               f"{len(seeds)} seeds.")
+    below = sum(s["arms"]["dpo-fast"]["accuracy"] < s["arms"]["dpo"]["accuracy"] for s in seeds)
+    peaks = [max(s["arms"]["dpo-fast"]["curve"], key=lambda p: p[1])[0] for s in seeds]
+    out.append(f"DPO at 2e-5 {_pm(acc['dpo-fast'])}, below DPO at its own rate on {below} of {len(seeds)} seeds; its "
+               f"held-out accuracy peaked at step {min(peaks):.0f} to {max(peaks):.0f}.")
+    return out

@@ -1,7 +1,7 @@
 """How a learner's sympy expression is compared with the expected one: numbers first, algebra bounded.
 
 The two expressions are evaluated at random points (30 significant digits, any exponent, so a huge
-power neither overflows nor hangs); a point where they differ decides at once, with a message that
+power neither overflows nor hangs; both signs wherever a symbol's domain allows, `sample_points`); a point where they differ decides at once, with a message that
 says how (a flipped sign, a constant factor, which point). Only when no point can be evaluated does
 sympy's `simplify` run, under a time limit, so that no answer can hang a notebook.
 """
@@ -71,6 +71,8 @@ def _number(expr, point):
     v = expr.evalf(_DIGITS, subs=point)
     if not v.is_number or v.has(sympy.nan, sympy.zoo, sympy.oo, -sympy.oo):
         return None
+    if abs(sympy.im(v)) > sympy.Float("1e-20") * max(abs(sympy.re(v)), 1):  # off the real domain (a log of a
+        return None  # negative number): two equal forms may take different branches there
     return v
 
 
@@ -83,20 +85,40 @@ def _fmt(v):
     return f"{f:.6g}" if math.isfinite(f) else str(sympy.N(re_, 6))
 
 
+def may_be_negative(symbol):
+    """Whether a symbol's declared domain holds negative numbers (a real or unrestricted symbol)."""
+    return not (symbol.is_nonnegative or symbol.is_positive)
+
+
+def sample_points(symbols, n_points, seed):
+    """`n_points` random points {symbol: value}: magnitudes in [0.3, 1.7] (never 0 or 1 exactly), and
+    both signs for every symbol whose domain allows them (each such symbol is negative at some point
+    and positive at another), so that an answer that is right for positive values only is found."""
+    gen = torch.Generator().manual_seed(seed)
+    points = [{s: 0.3 + 1.4 * torch.rand((), generator=gen).item() for s in symbols} for _ in range(n_points)]
+    for s in symbols:
+        if not may_be_negative(s) or n_points < 2:
+            continue
+        signs = [1 if torch.rand((), generator=gen).item() < 0.5 else -1 for _ in range(n_points)]
+        if len(set(signs)) == 1:  # force both signs
+            signs[int(torch.randint(0, n_points, (), generator=gen))] *= -1
+        for point, sign in zip(points, signs):
+            point[s] *= sign
+    return [{s: sympy.Float(v) for s, v in point.items()} for point in points]
+
+
 def _differs_by(got, want, n_points, seed):
     """Compare at random points: None if equal at all, a message if not, "unknown" if none evaluates."""
     symbols = sorted(want.free_symbols | got.free_symbols, key=lambda s: s.name)
-    gen = torch.Generator().manual_seed(seed)
-    ratios, first, evaluated = [], "", 0
-    for _ in range(n_points):
-        # positive points in a moderate range: logs, roots and sigmoids are all defined there
-        point = {s: sympy.Float(0.3 + 1.4 * torch.rand((), generator=gen).item()) for s in symbols}
+    ratios, first, evaluated, agreed = [], "", 0, 0
+    for point in sample_points(symbols, n_points, seed):
         g, w = _number(got, point), _number(want, point)
         if g is None or w is None:
             continue
         evaluated += 1
         scale = sympy.Max(abs(g), abs(w))
         if bool(abs(g - w) <= sympy.Float("1e-9") * scale + sympy.Float("1e-12")):
+            agreed += 1
             continue
         ratios.append(g / w if w != 0 else None)
         at = ", ".join(f"{s.name}={float(v):.3g}" for s, v in point.items())
@@ -105,6 +127,8 @@ def _differs_by(got, want, n_points, seed):
         return "unknown"
     if not ratios:
         return None
+    if agreed:  # equal at some points, not at others: no constant factor explains it
+        return f"not equal to the expected expression: {first} (it agrees at some other points)"
     r0 = ratios[0]
     if all(r is not None and bool(abs(r - r0) <= sympy.Float("1e-9") * abs(r0)) for r in ratios):
         k = complex(r0)
@@ -112,7 +136,7 @@ def _differs_by(got, want, n_points, seed):
     return f"not equal to the expected expression: {first}"
 
 
-def compare_expressions(got, want, *, n_points=6, seed=0, time_limit_s=TIME_LIMIT_S):
+def compare_expressions(got, want, *, n_points=8, seed=0, time_limit_s=TIME_LIMIT_S):
     """None if `got` equals `want` (sympy expressions), else what differs, in words. Never hangs."""
     extra = sorted(s.name for s in got.free_symbols if s not in want.free_symbols)
     try:

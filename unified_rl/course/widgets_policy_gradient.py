@@ -2,7 +2,9 @@
 
 One group of four answers: o1 (right or wrong, |o1| tokens) and three others of 8 tokens (one
 right, two wrong). Left: the GC of o1's tokens against the ratio r = pi_theta / pi_old under
-GRPO's symmetric clip, DAPO's clip-higher, CISPO's clipped weight and GSPO's sequence clip.
+GRPO's symmetric clip, DAPO's clip-higher and CISPO's clipped weight (every token of o1 at r), and
+GSPO's sequence clip with its own range (the paper's 3e-4 / 4e-4, GSPOConfig): there only o1's first
+token is at r, so its sequence ratio is s = r^(1/|o1|), and one GC, s A or 0, holds on every token.
 Right: the push each token of o1 gets in eq 5 (GC / |o1|) against |o1| under the three
 aggregations. Every number comes from `unified_rl.coefficients` (policy.py, paper.py).
 References: Dr. GRPO arXiv 2503.20783, DAPO 2503.14476, GSPO 2507.18071, CISPO 2506.13585.
@@ -14,9 +16,12 @@ from matplotlib.figure import Figure
 
 from unified_rl import coefficients as C
 from unified_rl.course.explorer import Explorer, _slider
+from unified_rl.methods.policy_gradient import GSPOConfig
 
 OTHERS = (1.0, 0.0, 0.0)  # rewards of o2..o4
 OTHER_LEN, MAX_LEN = 8, 16  # their length; the constant L of Dr. GRPO here
+GSPO_EPS, GSPO_EPS_HIGH = GSPOConfig().gspo_clip_eps, GSPOConfig().gspo_clip_eps_high  # GSPO's own range
+GSPO_KEY = "GSPO: o₁'s 1st token at r (ε 3e-4/4e-4)"
 
 
 def _group(right, length):
@@ -27,10 +32,22 @@ def _group(right, length):
     return rewards, mask
 
 
-def ratio_gcs(ratios, right, length, clip_eps, clip_eps_high):
-    """GC of o1's tokens at each ratio (all of o1's tokens at that ratio), per method. {name: (N,)}"""
+def gspo_sequence(ratio, right, length, clip_eps=GSPO_EPS, clip_eps_high=GSPO_EPS_HIGH):
+    """GSPO with o1's first token at `ratio`, its other tokens and the other answers at 1: (s, GC of o1 (|o1|,))."""
     rewards, mask = _group(right, length)
-    out = {k: [] for k in ("GRPO / PPO clip", "DAPO clip-higher", "CISPO weight", "GSPO sequence clip")}
+    old = torch.zeros_like(mask)
+    logp = old.clone()
+    logp[0, 0] = torch.log(torch.as_tensor(ratio, dtype=torch.float64))  # one token moved
+    s = torch.exp((logp[0] - old[0]).sum() / mask[0].sum())  # the geometric mean of o1's token ratios
+    gc = C.gspo(rewards, 4, logp, old, mask, clip_eps, clip_eps_high, aggregation="seq-mean-token-mean")
+    return s.item(), gc[0, :length]
+
+
+def ratio_gcs(ratios, right, length, clip_eps, clip_eps_high):
+    """GC of o1's tokens at each ratio, per method: every token of o1 at that ratio, except GSPO
+    (`gspo_sequence`: its first token only, with GSPO's own clip range). {name: (N,)}"""
+    rewards, mask = _group(right, length)
+    out = {k: [] for k in ("GRPO / PPO clip", "DAPO clip-higher", "CISPO weight", GSPO_KEY)}
     old = torch.zeros_like(mask)
     for r in torch.as_tensor(ratios, dtype=torch.float64):
         logp = old.clone()
@@ -39,7 +56,7 @@ def ratio_gcs(ratios, right, length, clip_eps, clip_eps_high):
         out["GRPO / PPO clip"].append(C.grpo(rewards, 4, logp, logp, mask, 0.0, logp_old=old, clip_eps=clip_eps)[0, 0])
         out["DAPO clip-higher"].append(C.dapo(rewards, 4, logp, old, mask, clip_eps, clip_eps_high, **agg)[0, 0])
         out["CISPO weight"].append(C.cispo(rewards, 4, logp, old, mask, clip_eps_high, **agg)[0, 0])
-        out["GSPO sequence clip"].append(C.gspo(rewards, 4, logp, old, mask, clip_eps, clip_eps_high, **agg)[0, 0])
+        out[GSPO_KEY].append(gspo_sequence(r, right, length)[1][0])
     return {k: torch.stack(v) for k, v in out.items()}
 
 
@@ -71,9 +88,11 @@ def policy_explorer(ratio=1.25, clip_eps=0.2, clip_eps_high=0.28, length=12, rig
         ns = torch.arange(1, MAX_LEN + 1)
         pushes = length_pushes(ns, right)
         push_here = {k: v[length - 1].item() for k, v in pushes.items()}
+        s, gspo_gc = gspo_sequence(ratio, right, length)
         fig = Figure(figsize=(9, 3.2), layout="constrained")
         ax1, ax2 = fig.subplots(1, 2)
-        ax1.axvspan(1 - clip_eps, 1 + clip_eps_high, color="0.93")
+        ax1.axvspan(1 - clip_eps, 1 + clip_eps_high, color="0.93")  # the per-token clip range
+        ax1.axvspan((1 - GSPO_EPS) ** length, (1 + GSPO_EPS_HIGH) ** length, color="C3", alpha=0.3)  # GSPO's, in r
         for i, (k, v) in enumerate(curves.items()):  # dashed and dotted: the curves often coincide
             ax1.plot(grid, v, color=f"C{i}", lw=(3.0, 2.0, 1.6, 1.6)[i], ls=("-", "--", "-", ":")[i], label=k)
             ax1.plot([ratio], [here[k]], "o", color=f"C{i}", ms=4)
@@ -89,11 +108,14 @@ def policy_explorer(ratio=1.25, clip_eps=0.2, clip_eps_high=0.28, length=12, rig
                 title="the aggregations, at r = 1")
         ax2.legend(fontsize=7)
         rows = [["", "GC of a token of o₁"]] + [[k, v] for k, v in here.items()]
+        rows += [["", "GSPO, o₁'s 1st token at r"], ["sequence ratio s = r^(1/|o₁|)", s],
+                 ["GC of that token", gspo_gc[0].item()], ["GC of o₁'s other tokens", gspo_gc[-1].item()]]
         rows += [["", "push per token (GC / |o₁|)"]] + [[k, v] for k, v in push_here.items()]
-        data = {"gc": here, "push": push_here}
+        data = {"gc": here, "push": push_here, "gspo": {"s": s, "gc": gspo_gc.tolist()}}
         return data, fig, rows
 
     return Explorer("The policy family: ratio, clip and length", controls, "ratio", compute,
                     "o₁ and three 8-token answers (one right, two wrong) to one question. Left: where each clip "
-                    "stops the push (0) or caps it (CISPO). Right: with a negative advantage, GRPO's 1/|o| pushes "
+                    "stops the push (0) or caps it (CISPO); GSPO moves one token of o₁ and clips the sequence "
+                    "ratio s at 1 - 3e-4 / 1 + 4e-4 (red band, in r): one GC on every token. Right: with a negative advantage, GRPO's 1/|o| pushes "
                     "a longer wrong answer down less per token; a constant L does not.")

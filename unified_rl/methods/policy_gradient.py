@@ -6,7 +6,7 @@
 | dapo        | DynamicSampling     | rule + overlong | G|o|/sum|o| * clip-higher(r A-hat); no KL                |
 | gspo        | PolicySamples       | rule            | s_i A-hat, one clipped ratio per sequence; no KL        |
 | cispo       | PolicySamples       | rule            | G|o|/sum|o| * clip(r) A-hat, never 0; no KL             |
-| rloo        | PolicySamples       | rule            | |o| (r - mean of the others); no KL                     |
+| rloo        | PolicySamples       | rule            | |o| (r - mean of the others); no KL (the paper has one) |
 | reinforce++ | PolicySamples       | rule            | batch-normalised return with the k1 KL in it            |
 | remax       | GreedyBaselinePairs | rule            | 2|o| (r - r_greedy) on the sampled row, 0 on the greedy |
 
@@ -14,6 +14,10 @@ Every coefficient is the exact gradient of its objective also when a batch is re
 the clipped forms read logp_old), so each is `off_policy` and the model oracle checks both. Each
 method's own settings are a frozen dataclass (`Method.hparams`): train("dapo", clip_eps_high=0.3).
 Aggregation ("seq-mean-token-mean", "token-mean", "constant") is one of them for every method.
+
+Deviation from a paper: RLOO (Ahmadian et al., §3) shapes its reward with a KL penalty,
+R(o) - beta log(pi/pi_ref); the package's RLOO omits it (rule reward only, `uses_ref=False`), so that
+it differs from Dr. GRPO only in its baseline and aggregation.
 """
 
 from dataclasses import dataclass

@@ -12,8 +12,8 @@ Every reward is a callable `reward(rollout) -> (B,) tensor`, so a method can swa
 No reward evaluates model output as code: answers are parsed as digits.
 """
 
-from .core import ModelReward, NoisyReward, RuleReward, _char_ends, process_rewards, rule_reward
+from .core import ModelReward, NoisyReward, RuleReward, _char_ends, answer_of, process_rewards, rule_reward
 from .policy_gradient import OverlongReward, overlong_penalty
 
-__all__ = ["ModelReward", "NoisyReward", "RuleReward", "process_rewards", "rule_reward", "OverlongReward",
+__all__ = ["ModelReward", "NoisyReward", "RuleReward", "answer_of", "process_rewards", "rule_reward", "OverlongReward",
            "overlong_penalty"]

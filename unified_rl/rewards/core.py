@@ -18,11 +18,18 @@ from ..sampling import rollout_from_texts
 from ..task import parse_answer, parse_steps, step_spans
 
 
+def answer_of(problem, text):
+    """The answer `text` gives, by the problem's own rule (`problem.parse`, a task in words) or the
+    lab's (`task.parse_answer`); parsed, never evaluated."""
+    parse = getattr(problem, "parse", None)
+    return parse(text) if parse is not None else parse_answer(text)
+
+
 def rule_reward(problems, texts) -> torch.Tensor:
-    """(B,) 1.0 where parse_answer(text) equals the problem's answer, else 0.0."""
+    """(B,) 1.0 where the parsed answer (`answer_of`) equals the problem's answer, else 0.0."""
     if len(problems) != len(texts):
         raise ValueError(f"{len(problems)} problems but {len(texts)} texts")
-    return torch.tensor([float(parse_answer(t) == p.answer) for p, t in zip(problems, texts)])
+    return torch.tensor([float(answer_of(p, t) == p.answer) for p, t in zip(problems, texts)])
 
 
 class RuleReward:
@@ -77,7 +84,7 @@ def process_rewards(tokenizer, rollout) -> tuple[torch.Tensor, torch.Tensor]:
             right = float(k < len(problem.steps) and step == problem.steps[k])
             tok = _token_of_char(ends, b)  # the separator closing the step always exists
             marks[tok] = min(marks.get(tok, 1.0), right)
-        right = float(parse_answer(text) == problem.answer)
+        right = float(answer_of(problem, text) == problem.answer)
         marks[n - 1] = min(marks.get(n - 1, 1.0), right)
         for tok, r in marks.items():
             step_rewards[i, P - 1 + tok] = r  # response token `tok` is target P-1+tok

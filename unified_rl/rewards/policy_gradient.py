@@ -5,14 +5,20 @@
                 = -1                                 if |o| > L_max
 
 added to the base reward. |o| counts response tokens (EOS included). L_max is the sampler's budget
-for the batch: the longest reference answer of its questions + EOS + `sampling.RESPONSE_SLACK`, the
-length at which the sampler cuts a row (sampling.sample), so a cut response gets -1.
+for the batch, `sampling.response_budget` (the longest reference answer of its questions + EOS +
+`sampling.RESPONSE_SLACK`), the length at which the sampler cuts a row, so a cut response gets -1.
+
+Two differences from DAPO's paper. Its base reward is +1 / -1 (right / wrong), the lab's rule 1 / 0:
+alone the two give the same group-normalised advantage (R' = 2R - 1), but added to R_length the
+penalty weighs twice as much against correctness here as in the paper. And the paper also masks the
+loss of truncated samples ("overlong filtering", §3.4); the package does not, it applies the shaping
+alone.
 """
 
 import torch
 
 from .core import RuleReward
-from ..sampling import RESPONSE_SLACK
+from ..sampling import RESPONSE_SLACK, response_budget
 
 
 def overlong_penalty(lengths, max_len, cache_len):
@@ -37,8 +43,8 @@ class OverlongReward:
         self.cache_len = cache_len
 
     def budget(self, rollout):
-        """L_max: the sampler's max_new_tokens for these questions (sampling.sample's default)."""
-        return max(len(p.solution) for p in rollout.problems) + 1 + RESPONSE_SLACK
+        """L_max: the sampler's max_new_tokens for these questions (`sampling.response_budget`, read, not recomputed)."""
+        return response_budget(rollout.problems)
 
     def __call__(self, rollout):
         base = self.base(rollout)  # (B,)

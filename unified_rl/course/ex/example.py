@@ -15,7 +15,8 @@ from unified_rl.course.exercises import (ChoiceExercise, ExpressionExercise, Fun
 
 # q1 (derivation): the DPO coefficient. With x = the chosen log-ratio minus the rejected one,
 # J = log sigmoid(beta * x); dJ/dx is the coefficient on the chosen response (eq 12 -> eq 14).
-beta, x = sympy.symbols("beta x", positive=True)
+beta = sympy.Symbol("beta", positive=True)
+x = sympy.Symbol("x", real=True)  # a margin of log-ratios: either sign
 q1 = ExpressionExercise(
     lambda: sympy.diff(sympy.log(1 / (1 + sympy.exp(-beta * x))), x),
     var="dpo_gc", title="Q1: derive the DPO coefficient",
@@ -45,10 +46,15 @@ def _whole_batch(rewards, group_size, eps=1e-6):
     return (rewards - rewards.mean()) / (rewards.std() + eps)
 
 
+def _eps_ignored(rewards, group_size, eps=1e-6):  # the guard hard-coded: right only at eps = 1e-6
+    return _group_relative_solution(rewards, group_size)
+
+
 def _random_rewards(gen):
     G = int(torch.randint(2, 6, (), generator=gen))
     n = int(torch.randint(1, 4, (), generator=gen))
-    return {"rewards": torch.randint(0, 2, (n * G,), generator=gen).float(), "group_size": G}
+    return {"rewards": torch.randint(0, 2, (n * G,), generator=gen).float(), "group_size": G,
+            "eps": float(0.01 + 0.3 * torch.rand((), generator=gen))}  # every parameter varied
 
 
 q2 = FunctionExercise(
@@ -64,7 +70,7 @@ q2 = FunctionExercise(
     hint=["Reshape the rewards to `(n_groups, group_size)` and normalise each row.",
           "Use the sample standard deviation (`torch.std`'s default) and return 0 for a group whose rewards are all equal."],
     solution_value=_group_relative_solution,
-    wrong=[_population_std, _whole_batch],
+    wrong=[_population_std, _whole_batch, _eps_ignored],
 )
 
 # q3 (prediction): the sign of the DPO coefficient on the rejected response.

@@ -75,7 +75,7 @@ def _random_batch(gen):
     t = torch.arange(T)[None]
     mask = ((t >= start[:, None]) & (t < start[:, None] + length[:, None])).double()  # (B, T)
     return {"logp": -3 * torch.rand(B, T, generator=gen, dtype=torch.float64),
-            "coef": torch.randn(B, T, generator=gen, dtype=torch.float64) * mask, "mask": mask}
+            "coef": torch.randn(B, T, generator=gen, dtype=torch.float64), "mask": mask}  # non-zero off the mask too
 
 
 q3 = FunctionExercise(

@@ -9,20 +9,26 @@ import torch
 from unified_rl import objectives
 from unified_rl.course.exercises import ChoiceExercise, ExpressionExercise, FunctionExercise
 
-# q1 (derivation): for a policy with two outcomes, right with probability p = sigmoid(theta), the
-# expectation of eq 11's per-sample term, E[I(o) d/dtheta log pi(o)], is the derivative of the accuracy p.
+# q1 (derivation): a policy right with probability p = sigmoid(theta); the samples come from a sampler
+# right with probability rho (rho = p: online RFT; rho = the frozen SFT model's accuracy: RFT). The
+# expectation of eq 11's per-sample term under the sampler, E[I(o) d/dtheta log pi_theta(o)], is
+# rho (1 - p): only at rho = p is it dp/dtheta, so the expectation, not the identity, is what is checked.
 theta = sympy.Symbol("theta", real=True)
+rho = sympy.Symbol("rho", positive=True)  # a probability
 _p = 1 / (1 + sympy.exp(-theta))
 q1 = ExpressionExercise(
-    lambda: sympy.diff(_p, theta),
-    var="expected_online_grad", title="Q1: what eq 11 estimates, on a two-outcome policy",
-    hint=["Two outcomes: right with probability `p`, wrong with probability `1 - p`; `I(o)` is 1 and 0.",
-          "`E[I(o) d log pi(o)/dtheta] = p * d(log p)/dtheta + (1 - p) * 0`: write it with `sympy.diff` and "
-          "`sympy.log`."],
-    solution="```python\np = 1 / (1 + sympy.exp(-theta))\nexpected_online_grad = p * sympy.diff(sympy.log(p), theta)   # = dp/dtheta\n```",
-    wrong=[_p,                      # the accuracy itself, not its gradient
-           1 - _p,                  # d log p / dtheta: the right answer's log-likelihood gradient, unweighted
-           -_p * (1 - _p)],         # sign flipped
+    lambda: rho * sympy.diff(sympy.log(_p), theta) + (1 - rho) * 0,
+    var="expected_online_grad", title="Q1: what eq 11 estimates, for any sampler",
+    hint=["Two outcomes under the sampler: right with probability `rho` (`I(o) = 1`), wrong with `1 - rho` "
+          "(`I(o) = 0`). The log-prob that is differentiated is the policy's: `log p` for the right answer.",
+          "`E[I(o) d log pi_theta(o)/dtheta] = rho * d(log p)/dtheta + (1 - rho) * 0`: write it with `sympy.diff` "
+          "and `sympy.log`."],
+    solution=("```python\np = 1 / (1 + sympy.exp(-theta))\n"
+              "expected_online_grad = rho * sympy.diff(sympy.log(p), theta) + (1 - rho) * 0   # = rho (1 - p)\n```"),
+    wrong=[sympy.diff(_p, theta),  # the shortcut dp/dtheta: true only when the sampler is the policy (rho = p)
+           rho * sympy.diff(_p, theta),  # d p instead of d log p: the log-derivative trick skipped
+           rho * sympy.diff(sympy.log(_p), theta) + (1 - rho) * sympy.diff(sympy.log(1 - _p), theta),  # I(o) = 1 for both
+           _p],  # the accuracy itself, not a gradient
 )
 
 

@@ -14,7 +14,8 @@ from unified_rl.course.exercises import ChoiceExercise, ExpressionExercise, Func
 
 # q1 (derivation): the coefficient of one *rejected* token, with |o-| = 2 and per-token log-ratios
 # l1, l2 (log pi_theta - log pi_ref), so x- = (l1 + l2) / 2. GC = |o-| * dJ/dl1 (docs/ARCHITECTURE.md).
-beta, x_plus, l1, l2 = sympy.symbols("beta x_plus l1 l2", positive=True)
+beta = sympy.Symbol("beta", positive=True)
+x_plus, l1, l2 = sympy.symbols("x_plus l1 l2", real=True)  # log-ratios: either sign
 
 
 def _sigmoid(z):
@@ -87,10 +88,20 @@ def _per_token(logp_chosen, logp_ref_chosen, mask_chosen, logp_rejected, logp_re
     return (c * mask_chosen).detach(), (-c * mask_rejected).detach()
 
 
-def _pair(gen, B=3, T=6, beta=0.5, scale=1.0):
+def _unmasked(logp_chosen, logp_ref_chosen, mask_chosen, logp_rejected, logp_ref_rejected, mask_rejected, beta):
+    """Sums every position of a row, padding included (divided by |o| all the same): an unmasked sum."""
+    x_c = (logp_chosen - logp_ref_chosen).sum(-1) / mask_chosen.sum(-1)
+    x_r = (logp_rejected - logp_ref_rejected).sum(-1) / mask_rejected.sum(-1)
+    c = (beta * torch.sigmoid(beta * x_r - beta * x_c)).detach()
+    return c[:, None] * mask_chosen, -c[:, None] * mask_rejected
+
+
+def _pair(gen, B=None, T=None, beta=0.5, scale=1.0):
+    B = B or int(torch.randint(2, 5, (), generator=gen))
+    T = T or int(torch.randint(4, 8, (), generator=gen))
     lens = torch.randint(1, T + 1, (2, B), generator=gen)
     masks = [(torch.arange(T)[None] < n[:, None]).float() for n in lens]  # (B, T) each, ragged
-    lp = [-3 * torch.rand(B, T, generator=gen) * m for m in masks * 2]  # logp, logp_ref: 0 off the mask
+    lp = [-3 * torch.rand(B, T, generator=gen) for _ in range(4)]  # logp, logp_ref: non-zero off the mask too
     lp = [x + scale * torch.randn(B, T, generator=gen) * m for x, m in zip(lp, masks * 2)]
     return {"logp_chosen": lp[0], "logp_ref_chosen": lp[2], "mask_chosen": masks[0],
             "logp_rejected": lp[1], "logp_ref_rejected": lp[3], "mask_rejected": masks[1], "beta": beta}
@@ -118,7 +129,7 @@ q2 = FunctionExercise(
           "Return `(c[:, None] * mask_chosen, -c[:, None] * mask_rejected)`, detached: the checker feeds log-probs "
           "that require grad and backpropagates eq 5's surrogate through your coefficient."],
     solution_value=_dpo_solution,
-    wrong=[_printed, _summed, _same_sign, _not_detached, _per_token],
+    wrong=[_printed, _summed, _same_sign, _not_detached, _per_token, _unmasked],
 )
 
 # q3 (predict, then run): how much push does a well-ranked pair still get? beta = 0.5, margin 4.

@@ -13,7 +13,7 @@ from unified_rl import advantages, coefficients
 from unified_rl.course.exercises import ExpressionExercise, FunctionExercise, ValueExercise
 
 # q1 (derivation): the exact coefficient of eq 16 for one token, off-policy (pi_old != pi_theta).
-ell, ell_old, A = sympy.symbols("ell ell_old A", positive=True)
+ell, ell_old, A = sympy.symbols("ell ell_old A", real=True)  # log-probs and an advantage: either sign
 
 q1 = ExpressionExercise(
     lambda: sympy.diff(sympy.exp(ell - ell_old) * A, ell),
@@ -24,11 +24,13 @@ q1 = ExpressionExercise(
     wrong=[A,  # eq 18: the value at pi_old = pi_theta only
            sympy.exp(ell - ell_old),  # the ratio without the advantage
            -A * sympy.exp(ell - ell_old),  # sign flipped
-           A * sympy.exp(ell_old - ell)],  # the ratio upside down
+           A * sympy.exp(ell_old - ell),  # the ratio upside down
+           sympy.Abs(A) * sympy.exp(ell - ell_old)],  # the advantage's size without its sign: right for A > 0 only
 )
 
 # q2 (derivation): GAE by hand for a two-token response with terminal reward R and values V1, V2.
-R, V1, V2, gamma, lam = sympy.symbols("R V1 V2 gamma lam", positive=True)
+R, V1, V2 = sympy.symbols("R V1 V2", real=True)  # a reward and values: either sign
+gamma, lam = sympy.symbols("gamma lam", positive=True)
 
 
 def _gae_first_token():
@@ -90,10 +92,11 @@ def _gae_monte_carlo_returns(rewards, values, mask, gamma, lam):
     return adv, returns  # the regression target of a Monte Carlo critic, not GAE's A + V
 
 
-def _gae_inputs(gen, B=3, T=6):
+def _gae_inputs(gen):
+    B, T = int(torch.randint(2, 5, (), generator=gen)), int(torch.randint(4, 8, (), generator=gen))
     lens = torch.randint(1, T + 1, (B,), generator=gen)
     mask = (torch.arange(T)[None] < lens[:, None]).float()  # (B, T)
-    return {"rewards": torch.randn(B, T, generator=gen) * mask, "values": torch.randn(B, T, generator=gen),
+    return {"rewards": torch.randn(B, T, generator=gen), "values": torch.randn(B, T, generator=gen),  # both off the mask too
             "mask": mask, "gamma": 0.9 + 0.1 * float(torch.rand((), generator=gen)),
             "lam": 0.5 + 0.5 * float(torch.rand((), generator=gen))}
 
@@ -186,13 +189,26 @@ def _not_detached(adv, mask, logp, logp_old, clip_eps):
     return ratio * adv * (~clipped) * mask
 
 
-def _ppo_inputs(gen, B=4, T=6):
+def _eps_hard_coded(adv, mask, logp, logp_old, clip_eps):
+    """PPO's usual 0.2 written in instead of the clip_eps it was given."""
+    return _ppo_gc_solution(adv, mask, logp, logp_old, 0.2)
+
+
+def _no_mask(adv, mask, logp, logp_old, clip_eps):
+    """Prompt and padding tokens keep their ratio * A: the mask forgotten."""
+    ratio = torch.exp(logp - logp_old)
+    clipped = ((adv > 0) & (ratio > 1 + clip_eps)) | ((adv < 0) & (ratio < 1 - clip_eps))
+    return (ratio * adv * (~clipped)).detach()
+
+
+def _ppo_inputs(gen):
+    B, T = int(torch.randint(2, 6, (), generator=gen)), int(torch.randint(4, 8, (), generator=gen))
     lens = torch.randint(1, T + 1, (B,), generator=gen)
     mask = (torch.arange(T)[None] < lens[:, None]).float()  # (B, T), ragged
     logp = -2 * torch.rand(B, T, generator=gen)
-    return {"adv": torch.randn(B, T, generator=gen) * mask, "mask": mask, "logp": logp,
+    return {"adv": torch.randn(B, T, generator=gen), "mask": mask, "logp": logp,  # adv non-zero off the mask too
             "logp_old": logp + 0.4 * torch.randn(B, T, generator=gen),  # ratios on both sides of the range
-            "clip_eps": 0.2}
+            "clip_eps": float(0.1 + 0.25 * torch.rand((), generator=gen))}
 
 
 def _on_policy(gen):
@@ -219,5 +235,5 @@ q5 = FunctionExercise(
           "mask and return it detached: the checker backpropagates eq 5's surrogate through your coefficient."],
     solution_value=_ppo_gc_solution,
     wrong=[_printed_a, _clip_both_sides, _clipped_ratio, _sides_swapped, _sign_flipped, _per_token_share,
-           _not_detached],
+           _not_detached, _eps_hard_coded, _no_mask],
 )

@@ -82,14 +82,20 @@ def _batch_normalised(rewards, group_size, logp, logp_ref, mask, beta):
     return ((adv + beta * (torch.exp(logp_ref - logp) - 1)) * mask).detach()
 
 
-def _batch(gen, n_groups, G, T=6):
+def _beta_hard_coded(rewards, group_size, logp, logp_ref, mask, beta):
+    """A beta written in (0.1) instead of the one passed."""
+    return _grpo_gc_solution(rewards, group_size, logp, logp_ref, mask, 0.1)
+
+
+def _batch(gen, n_groups, G, T=None):
     B = n_groups * G
+    T = T or int(torch.randint(4, 8, (), generator=gen))
     lengths = torch.randint(2, T + 1, (B,), generator=gen)
     mask = (torch.arange(T)[None] < lengths[:, None]).float()  # (B, T), ragged responses
     logp = (-2 * torch.rand(B, T, generator=gen)).requires_grad_(True)
     return {"rewards": torch.randint(0, 2, (B,), generator=gen).float(), "group_size": G,
             "logp": logp, "logp_ref": logp.detach() + 0.5 * torch.randn(B, T, generator=gen),
-            "mask": mask, "beta": 0.1}
+            "mask": mask, "beta": float(0.02 + 0.5 * torch.rand((), generator=gen))}
 
 
 def _case(rewards, G, shift):
@@ -114,7 +120,7 @@ q2 = FunctionExercise(
           "`pi_ref / pi = exp(logp_ref - logp)`. Multiply by the mask and return a detached tensor."],
     solution_value=_grpo_gc_solution,
     wrong=[_kl_sign_flipped, _ratio_inverted, _mask_forgotten, _not_detached, _population_std, _beta_missing,
-           _per_token_share, _batch_normalised],
+           _per_token_share, _batch_normalised, _beta_hard_coded],
 )
 
 # q3 (prediction): the chance that a group of G = 4 independent samples, each right with p = 0.25,

@@ -68,8 +68,14 @@ def _random_steps(gen):
     T = int(torch.randint(3, 8, (), generator=gen))
     step_mask = (torch.rand(n_groups * G, T, generator=gen) < 0.5).float()
     step_mask[:, -1] = 1.0  # every response has at least its final answer scored
-    step_rewards = torch.randint(0, 2, (n_groups * G, T), generator=gen).float() * step_mask
-    return {"step_rewards": step_rewards, "step_mask": step_mask, "group_size": G}
+    step_rewards = torch.randint(0, 2, (n_groups * G, T), generator=gen).float()
+    step_rewards = torch.where(step_mask > 0, step_rewards, torch.ones_like(step_rewards))  # 1 off the scored steps
+    return {"step_rewards": step_rewards, "step_mask": step_mask, "group_size": G,
+            "eps": float(0.01 + 0.3 * torch.rand((), generator=gen))}  # every parameter varied
+
+
+def _eps_ignored(step_rewards, step_mask, group_size, eps=1e-6):  # the guard hard-coded: right at 1e-6 only
+    return _process_solution(step_rewards, step_mask, group_size)
 
 
 q2 = FunctionExercise(
@@ -87,7 +93,7 @@ q2 = FunctionExercise(
           "A token's advantage is the sum of the normalised rewards of the steps that end at or after it: "
           "flip the token axis, cumsum, flip back."],
     solution_value=_process_solution,
-    wrong=[_no_sum, _forward_sum, _per_response, _population_std],
+    wrong=[_no_sum, _forward_sum, _per_response, _population_std, _eps_ignored],
 )
 
 # q3 (prediction): the flip probability at which the reward says nothing about correctness.

@@ -13,12 +13,12 @@ from unified_rl import advantages, coefficients
 from unified_rl.course.exercises import ChoiceExercise, ExpressionExercise, FunctionExercise, ValueExercise
 
 
-def _ragged(gen, n_groups, G, T=7):
-    """A ragged (B, T) mask and policy log-probs that require grad."""
-    B = n_groups * G
+def _ragged(gen, n_groups, G):
+    """A ragged (B, T) mask, T drawn, and policy log-probs that require grad (non-zero off the mask too)."""
+    B, T = n_groups * G, int(torch.randint(4, 9, (), generator=gen))
     lengths = torch.randint(1, T + 1, (B,), generator=gen)
     mask = (torch.arange(T)[None] < lengths[:, None]).double()  # (B, T)
-    logp = (-2 * torch.rand(B, T, generator=gen, dtype=torch.float64) * mask).requires_grad_(True)
+    logp = (-2 * torch.rand(B, T, generator=gen, dtype=torch.float64)).requires_grad_(True)
     return B, mask, logp
 
 
@@ -57,6 +57,11 @@ def _dr_kl_sign(rewards, group_size, logp, logp_ref, mask, beta, max_len):
     return _dr_grpo_solution(rewards, group_size, logp, logp_ref, mask, -beta, max_len)
 
 
+def _dr_padded_width(rewards, group_size, logp, logp_ref, mask, beta, max_len):
+    """L read off the tensor (its padded width T) instead of the max_len passed: equal only when T = L."""
+    return _dr_grpo_solution(rewards, group_size, logp, logp_ref, mask, beta, mask.shape[-1])
+
+
 def _dr_not_detached(rewards, group_size, logp, logp_ref, mask, beta, max_len):
     r = rewards.view(-1, group_size)
     adv = (r - r.mean(-1, keepdim=True)).reshape(-1, 1)
@@ -67,9 +72,11 @@ def _dr_batch(gen, n_groups=None, G=None):
     n_groups = n_groups or int(torch.randint(1, 4, (), generator=gen))
     G = G or int(torch.randint(2, 5, (), generator=gen))
     B, mask, logp = _ragged(gen, n_groups, G)
+    T = mask.shape[-1]
     return {"rewards": torch.randint(0, 2, (B,), generator=gen).double(), "group_size": G, "logp": logp,
-            "logp_ref": logp.detach() + 0.4 * torch.randn(B, 7, generator=gen, dtype=torch.float64),
-            "mask": mask, "beta": 0.1, "max_len": 7.0}
+            "logp_ref": logp.detach() + 0.4 * torch.randn(B, T, generator=gen, dtype=torch.float64),
+            "mask": mask, "beta": float(0.02 + 0.5 * torch.rand((), generator=gen)),
+            "max_len": float(T + int(torch.randint(1, 6, (), generator=gen)))}  # L: the budget, past the padded width
 
 
 def _dr_case(rewards, G, shift):
@@ -93,7 +100,8 @@ q1 = FunctionExercise(
           "so the coefficient carries `|o_i| / max_len`. Add GRPO's KL term `beta * (exp(logp_ref - logp) - 1)`, "
           "multiply by the mask and detach."],
     solution_value=_dr_grpo_solution,
-    wrong=[_dr_with_std, _dr_per_sequence, _dr_token_sum, _dr_no_beta, _dr_kl_sign, _dr_not_detached],
+    wrong=[_dr_with_std, _dr_per_sequence, _dr_token_sum, _dr_no_beta, _dr_kl_sign, _dr_not_detached,
+           _dr_padded_width],
 )
 
 
@@ -142,13 +150,18 @@ def _cispo_leaky_weight(rewards, group_size, logp, logp_old, mask, clip_eps_high
     return weight * ratio.clamp(max=1 + clip_eps_high) * adv * mask
 
 
+def _cispo_eps_hard_coded(rewards, group_size, logp, logp_old, mask, clip_eps_high):
+    """DAPO's 0.28 written in instead of the clip_eps_high passed."""
+    return _cispo_solution(rewards, group_size, logp, logp_old, mask, 0.28)
+
+
 def _cispo_batch(gen, n_groups=None, G=None, spread=0.4):
     n_groups = n_groups or int(torch.randint(1, 4, (), generator=gen))
     G = G or int(torch.randint(2, 5, (), generator=gen))
     B, mask, logp = _ragged(gen, n_groups, G)
-    old = logp.detach() + spread * torch.randn(B, 7, generator=gen, dtype=torch.float64)
+    old = logp.detach() + spread * torch.randn(*mask.shape, generator=gen, dtype=torch.float64)
     return {"rewards": torch.randint(0, 2, (B,), generator=gen).double(), "group_size": G, "logp": logp,
-            "logp_old": old, "mask": mask, "clip_eps_high": 0.28}
+            "logp_old": old, "mask": mask, "clip_eps_high": float(0.1 + 0.4 * torch.rand((), generator=gen))}
 
 
 q2 = FunctionExercise(
@@ -162,7 +175,8 @@ q2 = FunctionExercise(
           "Token-mean over each group: every row carries `G |o_i| / sum_{j in group} |o_j|`. "
           "Multiply weight, A-hat and that factor, mask, and detach: CISPO's weight is a stop-gradient."],
     solution_value=_cispo_solution,
-    wrong=[_cispo_zeroes_clipped, _cispo_per_sequence, _cispo_token_sum, _cispo_population_std, _cispo_leaky_weight],
+    wrong=[_cispo_zeroes_clipped, _cispo_per_sequence, _cispo_token_sum, _cispo_population_std, _cispo_leaky_weight,
+           _cispo_eps_hard_coded],
 )
 
 # q3 (derivation): the GC term of k2 = (ell - ell_ref)^2 / 2 used as a loss, -beta * k2 per token.

