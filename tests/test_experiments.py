@@ -34,7 +34,7 @@ def _finite(x):
 
 def test_registry_names_every_experiment():
     assert set(EXPERIMENTS) == {"figure7", "data-source", "noisy-reward", "reward-function", "policy-family",
-                                "preference-family"}
+                                "preference-family", "real-model"}
 
 
 @pytest.mark.slow  # an end-to-end run of the experiment at the tiny preset

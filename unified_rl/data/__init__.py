@@ -4,7 +4,7 @@
 |-------------------|----------------------------------------------------------------------|
 | `core`            | FixedDataset (SFT), FrozenPolicySamples (RFT), PolicySamples (online), PreferencePairs (DPO) |
 | `policy_gradient` | DynamicSampling (DAPO), GreedyBaselinePairs (ReMax)                  |
-| `preference`      | LabelledSamples (KTO)                                                |
+| `preference`      | LabelledSamples (KTO), PolicyPairs (on-policy DPO)                   |
 
 Each is built from the run's `Lab` and returns a `Rollout` per `next_batch()`; the contract
 (`paradigm.DataSource`: next_batch, get_state, set_state) is in docs/ARCHITECTURE.md.
@@ -12,7 +12,7 @@ Each is built from the run's `Lab` and returns a `Rollout` per `next_batch()`; t
 
 from .core import FixedDataset, FrozenPolicySamples, PolicySamples, PreferencePairs, _Source, pairs
 from .policy_gradient import DynamicSampling, GreedyBaselinePairs
-from .preference import LabelledSamples
+from .preference import LabelledSamples, PolicyPairs
 
 __all__ = ["FixedDataset", "FrozenPolicySamples", "PolicySamples", "PreferencePairs", "pairs",
-           "DynamicSampling", "GreedyBaselinePairs", "LabelledSamples"]
+           "DynamicSampling", "GreedyBaselinePairs", "LabelledSamples", "PolicyPairs"]

@@ -83,6 +83,10 @@ class PreferencePairs(_Source):
         super().__init__(lab)
         self.reward = RuleReward() if reward is None else reward  # what makes o+ correct, o- not
 
+    def sampler(self):
+        """(model, samples per question) the pairs are drawn from: the frozen pi_sft (the reference copy)."""
+        return self.lab.ref, self.lab.preset.rl.frozen_samples
+
     def get_state(self):
         state = super().get_state()
         if hasattr(self.reward, "get_state"):  # e.g. a NoisyReward's flips
@@ -98,9 +102,9 @@ class PreferencePairs(_Source):
         lab, cfg = self.lab, self.lab.preset.rl
         want = cfg.prompts_per_step
         problems, chosen, rejected = [], [], []
+        model, n = self.sampler()
         for _ in range(max_tries):
-            r = sample(lab.ref, lab.tokenizer, self.questions(want), group_size=cfg.frozen_samples,
-                       temperature=cfg.temperature)
+            r = sample(model, lab.tokenizer, self.questions(want), group_size=n, temperature=cfg.temperature)
             scores = self.reward(r)  # (B,)
             G = r.group_size
             for g in range(len(r) // G):
@@ -114,7 +118,8 @@ class PreferencePairs(_Source):
             if len(problems) == want:
                 break
         if not problems:
-            raise ValueError("no preference pair could be built: every frozen sample was all right or all wrong")
+            raise ValueError(f"no preference pair could be built in {max_tries} draws: every group of samples "
+                             "was all right or all wrong")
         c = rollout_from_texts(lab.tokenizer, problems, chosen, device=lab.device)
         x = rollout_from_texts(lab.tokenizer, problems, rejected, device=lab.device)
         return cat_rollouts([c, x], pad_token_id=lab.tokenizer.pad_token_id)

@@ -1,9 +1,15 @@
-"""KTO's data source: unpaired samples of the frozen SFT model, each labelled on its own.
+"""Preference data beyond PreferencePairs: KTO's labelled samples, and pairs of the current policy.
 
 | source          | D in eq 5                                               | used by |
 |-----------------|---------------------------------------------------------|---------|
 | LabelledSamples | one pi_sft sample per question, desirable if the reward | KTO     |
 |                 | says right; plus mismatched rows for the reference z0   |         |
+| PolicyPairs     | pairs of pi_theta samples, correct vs incorrect         | on-policy DPO |
+
+On-policy (or "online") DPO draws its pairs from the policy being trained instead of the frozen
+pi_sft (Guo et al. 2024, "Direct Language Model Alignment from Online AI Feedback", arXiv
+2402.04792): each step's pairs are what the policy answers now, so the preference signal keeps
+up with it, while pi_ref in the DPO loss stays the starting model.
 
 KTO (Ethayarajh et al. 2024, arXiv 2402.01306, section 4.1) needs no pairs: a response is desirable
 or undesirable by itself (here: by the rule reward, which the method's reward applies). Its
@@ -13,7 +19,7 @@ those rows too, so that the coefficient computes z0 from the same forward pass (
 paper does) without any change to the trainer.
 """
 
-from .core import _Source
+from .core import PreferencePairs, _Source
 from ..sampling import cat_rollouts, rollout_from_texts, sample
 
 
@@ -34,3 +40,20 @@ class LabelledSamples(_Source):
         own = rollout_from_texts(lab.tokenizer, r.problems, r.texts, device=lab.device)
         mismatched = rollout_from_texts(lab.tokenizer, r.problems, shifted, device=lab.device)
         return cat_rollouts([own, mismatched], pad_token_id=lab.tokenizer.pad_token_id)
+
+
+class PolicyPairs(PreferencePairs):
+    """On-policy DPO: PreferencePairs' 2B rows, with pairs sampled from pi_theta (group_size per question).
+
+    Same layout (B chosen, then their B rejected partners), same pairing rule; only the model the
+    samples come from differs. The policy is sampled as it is at this step (no gradient flows
+    through sampling). A policy that answers a question always right (or always wrong) gives it no
+    pair, so a step draws at most `max_tries` batches (default 2, not 20: on-policy, a step's cost
+    must stay bounded as the policy improves) and trains on the pairs it found.
+    """
+
+    def sampler(self):
+        return self.lab.policy, self.lab.preset.rl.group_size
+
+    def next_batch(self, max_tries=2):
+        return super().next_batch(max_tries)

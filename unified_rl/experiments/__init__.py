@@ -11,11 +11,13 @@ OUT/NAME.png; the dict's "headline" holds the numbers worth printing.
 | reward-function | §5.2.3       | outcome vs process vs learned reward: accuracy per unit compute  |
 | policy-family   | beyond       | GRPO's successors at an equal budget: accuracy, response length  |
 | preference-family | beyond     | DPO, IPO, SimPO, KTO, ORPO at an equal budget; does x+ fall?     |
+| real-model      | beyond       | GRPO and on-policy DPO on SmolLM2-135M-Instruct, before / after  |
 """
 
 from . import data_source, figure7, noisy_reward, reward_function
 from . import policy_family
 from . import preference_family
+from . import real_model
 
 EXPERIMENTS = {
     "figure7": figure7.run,
@@ -24,4 +26,5 @@ EXPERIMENTS = {
     "reward-function": reward_function.run,
     "policy-family": policy_family.run,  # beyond the paper: Dr. GRPO, DAPO, GSPO, CISPO, RLOO, REINFORCE++, ReMax
     "preference-family": preference_family.run,  # beyond the paper: DPO, IPO, SimPO, KTO, ORPO
+    "real-model": real_model.run,  # beyond the lab: a pretrained chat LLM (SmolLM2-135M-Instruct)
 }
