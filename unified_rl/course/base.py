@@ -67,8 +67,8 @@ class Exercise:
 
     def __init__(self, *, var=None, title="", hint=(), solution=None, solution_value=_MISSING, wrong=(), points=None):
         self.var = var  # the notebook variable check() reads when called without an argument
-        self.title = title
-        self.hints = [hint] if isinstance(hint, (str, Msg)) else list(hint)
+        self._title = title  # a str, or a Msg shown in the current language
+        self._hints = [hint] if isinstance(hint, (str, Msg)) else list(hint)
         self._solution_text = solution
         self._solution_value = solution_value
         self.wrong = list(wrong)  # plausible wrong answers, for the checker's own tests
@@ -78,6 +78,16 @@ class Exercise:
             if isinstance(points, bool) or not isinstance(points, int) or points < 1:
                 raise ValueError(f"points must be a positive whole number, not {points!r}")
             self.points = points
+
+    @property
+    def title(self):
+        """The exercise's title, in the current language."""
+        return text(self._title)
+
+    @property
+    def hints(self):
+        """The hints, in the current language."""
+        return [text(h) for h in self._hints]
 
     @property
     def solution_value(self):
@@ -93,7 +103,7 @@ class Exercise:
 
     @property
     def label(self):
-        return text(self.title) or self.name or self.var or type(self).__name__
+        return self.title or self.name or self.var or type(self).__name__
 
     def _answer(self, answer, frame):
         """The answer given, or the notebook variable `var` as the calling frame sees it."""
@@ -159,7 +169,7 @@ class Exercise:
             return
         n = min(max(int(n), 1), len(self.hints))
         more = t("hint.more", n=n + 1) if n < len(self.hints) else ""
-        hint = text(self.hints[n - 1])
+        hint = self.hints[n - 1]
         display.show_markdown(t("hint.md", n=n, total=len(self.hints), more=more, text=display.markdown_text(hint)),
                               t("hint.plain", n=n, total=len(self.hints), text=hint))
 
