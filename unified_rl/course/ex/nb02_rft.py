@@ -27,7 +27,7 @@ q1 = ExpressionExercise(
     var="kept_mean_gc", title=Msg("nb02.q1.title"),
     hint=[Msg("nb02.q1.hint1"),
           Msg("nb02.q1.hint2")],
-    solution=(Msg("nb02.q1.solution")),
+    solution=Msg("nb02.q1.solution"),
     wrong=[I_1 / (I_1 + I_2),                # forgot the batch size B = 2
            I_1,                              # eq 10 as if nothing were renormalised
            4 * I_1 / (I_1 + I_2),            # |o_1| counted twice

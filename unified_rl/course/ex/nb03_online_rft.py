@@ -22,7 +22,7 @@ q1 = ExpressionExercise(
     var="expected_online_grad", title=Msg("nb03.q1.title"),
     hint=[Msg("nb03.q1.hint1"),
           Msg("nb03.q1.hint2")],
-    solution=(Msg("nb03.q1.solution")),
+    solution=Msg("nb03.q1.solution"),
     wrong=[sympy.diff(_p, theta),  # the shortcut dp/dtheta: true only when the sampler is the policy (rho = p)
            rho * sympy.diff(_p, theta),  # d p instead of d log p: the log-derivative trick skipped
            rho * sympy.diff(sympy.log(_p), theta) + (1 - rho) * sympy.diff(sympy.log(1 - _p), theta),  # I(o) = 1 for both
