@@ -189,9 +189,9 @@ def greedy_rows(before, after, tokenizer, problems, labels=("before", "after")):
 
 def mark(fig, key, y, label):
     """A dashed reference line at height y on the panel of `plots.plot_training` that shows metric `key`."""
-    from unified_rl.course.plots import LABELS
+    from unified_rl.course.plots import label as metric_label
 
-    title = LABELS.get(key, key)
+    title = metric_label(key)
     axes = [ax for ax in fig.axes if ax.get_title() == title]
     if not axes:
         raise ValueError(f"no panel for {key!r} (title {title!r}); panels: {[ax.get_title() for ax in fig.axes]}")
