@@ -88,7 +88,7 @@ def text(x):
 
 
 def _use_cjk_font(on):
-    """Put a CJK font first in matplotlib's sans-serif list (on), or restore the list (off).
+    """Add a CJK font to matplotlib's font families as a fallback (on), or restore them (off).
 
     Without one, Chinese titles would render as boxes: then say so once, as a warning, and go on."""
     try:
@@ -121,10 +121,11 @@ def _use_cjk_font(on):
                           stacklevel=3)
         return
     if _state["rc"] is None:
-        _state["rc"] = {k: rc[k] for k in ("font.family", "font.sans-serif", "axes.unicode_minus")}
-    rc["font.family"] = "sans-serif"
-    rc["font.sans-serif"] = found + [f for f in _state["rc"]["font.sans-serif"] if f not in found]
-    rc["axes.unicode_minus"] = False  # a CJK font may lack U+2212; "-" is in every font
+        _state["rc"] = {k: rc[k] for k in ("font.family",)}
+    # the usual fonts first (Latin, Greek and math glyphs look as in English), the CJK font for what they lack:
+    # matplotlib falls back glyph by glyph along font.family (a generic name like "sans-serif" is one entry)
+    family = [f for f in _state["rc"]["font.family"] if f not in found]
+    rc["font.family"] = family + found
 
 
 _env = os.environ.get("UNIFIED_RL_LANG", "").strip()

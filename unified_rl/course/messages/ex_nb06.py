@@ -9,7 +9,7 @@ MESSAGES = {
         '把 `pi_ref/pi` 写成 `exp(ell_ref - ell)`，并用 `sympy.diff(..., ell)` 对 `-beta * k3` 求导。'),
     'nb06.q1.hint2': (
         '`d/d ell` of `exp(ell_ref - ell)` is `-exp(ell_ref - ell)`; of `-(ell_ref - ell)` it is `+1`.',
-        '`exp(ell_ref - ell)` 对 `ell` 的导数是 `-exp(ell_ref - ell)`；`-(ell_ref - ell)` 的导数是 `+1`。'),
+        '`exp(ell_ref - ell)` 的 `d/d ell` 是 `-exp(ell_ref - ell)`；`-(ell_ref - ell)` 的是 `+1`。'),
     'nb06.q1.solution': (
         "```python\nkl_gc = sympy.diff(-beta * (sympy.exp(ell_ref - ell) - (ell_ref - ell) - 1), ell)\n# = beta * (exp(ell_ref - ell) - 1) = beta * (pi_ref / pi - 1): eq 21's second term\n```",
         "```python\nkl_gc = sympy.diff(-beta * (sympy.exp(ell_ref - ell) - (ell_ref - ell) - 1), ell)\n# = beta * (exp(ell_ref - ell) - 1) = beta * (pi_ref / pi - 1): eq 21's second term\n```"),
