@@ -1,0 +1,111 @@
+"""Sentences, table headers and labels of the nb_* helpers (what the notebooks print and show)."""
+
+MESSAGES = {}
+
+# nb_basics.py
+MESSAGES.update({
+    'nb.method': ('method',
+        '方法'),
+    'nb.basics.data_source': ('data source D',
+        '数据来源 D'),
+    'nb.basics.reward_fn': ('reward function',
+        '奖励函数'),
+    'nb.basics.gc': ('gradient coefficient GC',
+        '梯度系数 GC'),
+    'nb.basics.also': ('also',
+        '此外'),
+    'nb.basics.in_words': ('in words',
+        '一句话说明'),
+    'nb.basics.human': ('none: the data is human-written (human selection)',
+        '无：数据由人撰写（人工筛选）'),
+    'nb.basics.defaults': ('its own defaults: ',
+        '它自己的默认值：'),
+    'nb.basics.input_token': ('input token',
+        '输入 token'),
+    'nb.basics.target': ('target o_t',
+        '目标 o_t'),
+    'nb.basics.target_id': ('target id',
+        '目标 id'),
+    'nb.basics.mask': ('mask (counts in eq 6)',
+        'mask（是否计入 eq 6）'),
+    'nb.basics.alpha': ('length power α',
+        '长度幂次 α'),
+    'nb.basics.long': ('|o| of the long responses',
+        '长回答的 |o|'),
+    'nb.basics.short': ('|o| of the short responses',
+        '短回答的 |o|'),
+    'nb.basics.n_long': ('how many long responses',
+        '长回答的个数'),
+    'nb.basics.n_short': ('how many short responses',
+        '短回答的个数'),
+    'nb.basics.gc_each': ('GC of each response',
+        '每个回答的 GC'),
+    'nb.basics.w_token': ("weight of each token's ∇log π",
+        '每个 token 的 ∇log π 的权重'),
+    'nb.basics.w_total': ('total weight of each response',
+        '每个回答的总权重'),
+    'nb.basics.response': ('response',
+        '回答'),
+    'nb.basics.w_per_token': ('weight per token',
+        '每个 token 的权重'),
+    'nb.basics.w_response': ('weight of the response',
+        '回答的权重'),
+    'nb.basics.title': ('SFT: the coefficient behind a length normalisation',
+        'SFT：长度归一化背后的系数'),
+    'nb.basics.note': ('GC<sub>i</sub> = B·|o<sub>i</sub>|<sup>α</sup> / Σ<sub>j</sub> |o<sub>j</sub>|<sup>α</sup>. α = 0 is eq 7 (GC = 1: every response the same total weight); α = 1 is one token mean over the batch (every token the same weight). Move α and the lengths.',
+        'GC<sub>i</sub> = B·|o<sub>i</sub>|<sup>α</sup> / Σ<sub>j</sub> |o<sub>j</sub>|<sup>α</sup>。α = 0 就是 eq 7（GC = 1：每个回答的总权重相同）；α = 1 是在整个批次上做一次 token 平均（每个 token 的权重相同）。移动 α 和各个长度试试。'),
+    'nb.basics.prompt': ('prompt',
+        '提示词'),
+    'nb.basics.reference': ('reference',
+        '参考答案'),
+})
+MESSAGES.update({
+    "nb.before": ("before", "之前"),
+    "nb.after": ("after", "之后"),
+})
+
+# nb_dpo.py
+MESSAGES.update({
+    'nb.dpo.x_chosen': ('x⁺ chosen, {name}',
+        'x⁺ 被选中，{name}'),
+    'nb.dpo.x_rejected': ('x⁻ rejected, {name}',
+        'x⁻ 被拒绝，{name}'),
+    'nb.dpo.log_ratios': ('log-ratios x⁺, x⁻',
+        '对数比 x⁺、x⁻'),
+    'nb.dpo.margin': ('margin x⁺ − x⁻',
+        '间隔 x⁺ − x⁻'),
+    'nb.dpo.mean_gc': ('mean GC c  (β/2 = {half_beta:g} at margin 0)',
+        '平均 GC c（间隔为 0 时 β/2 = {half_beta:g}）'),
+    'nb.step': ('step',
+        '步数'),
+})
+
+# nb_grpo.py
+MESSAGES.update({
+    'nb.grpo.policy': ('policy pi_theta (trained)',
+        '策略 pi_theta（训练）'),
+    'nb.grpo.reference': ('reference pi_ref (frozen)',
+        '参考模型 pi_ref（冻结）'),
+    'nb.grpo.value': ('value model V_psi (trained)',
+        '价值模型 V_psi（训练）'),
+    'nb.grpo.total': ('total',
+        '合计'),
+    'nb.grpo.response_token': ('response token',
+        '回答 token'),
+})
+
+# nb_summary.py (the dict keys of its rows stay English; the table headers follow the language)
+MESSAGES.update({
+    "nb.summary.human": ("human selection (the dataset)", "人工筛选（数据集）"),
+    "nb.summary.value_model": ("value model", "价值模型"),
+    "nb.summary.none": ("none", "无"),
+    "nb.summary.derived": ("derived = hand", "推导结果 = 手算"),
+    "nb.summary.col.method": ("method", "方法"),
+    "nb.summary.col.equations": ("equations", "公式"),
+    "nb.summary.col.data_source": ("data source", "数据来源"),
+    "nb.summary.col.reward": ("reward", "奖励"),
+    "nb.summary.col.advantage": ("advantage", "优势"),
+    "nb.summary.col.critic": ("critic", "评论家"),
+    "nb.summary.col.paper": ("paper", "论文"),
+    "nb.summary.col.what_it_changes": ("what it changes", "它改变了什么"),
+})
