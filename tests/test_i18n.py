@@ -4,8 +4,10 @@ set_language("zh") must change what an exercise, a hint, a widget and a plot say
 must give back today's English byte for byte (the English notebooks assert on some of it).
 """
 
-import importlib
+import os
 import re
+import subprocess
+import sys
 import warnings
 
 import pytest
@@ -71,18 +73,19 @@ def test_unknown_key_and_missing_field_are_clear_errors():
         t("check.define_var")
 
 
-def test_environment_variable_sets_the_language(monkeypatch):
-    monkeypatch.setenv("UNIFIED_RL_LANG", "zh")
-    try:
-        importlib.reload(i18n)
-        assert i18n.get_language() == "zh"
-        monkeypatch.setenv("UNIFIED_RL_LANG", "klingon")
-        with pytest.raises(ValueError, match="'klingon'"):
-            importlib.reload(i18n)
-    finally:
-        monkeypatch.delenv("UNIFIED_RL_LANG")
-        importlib.reload(i18n)
-    assert i18n.get_language() == "en"
+def _language_in_a_fresh_process(value):
+    env = {**os.environ, "UNIFIED_RL_LANG": value, "PYTHONPATH": os.pathsep.join(sys.path)}
+    return subprocess.run([sys.executable, "-c", "from unified_rl.course import i18n; print(i18n.get_language())"],
+                          env=env, capture_output=True, text=True, timeout=120)
+
+
+def test_environment_variable_sets_the_language():
+    """UNIFIED_RL_LANG is read at import (in a fresh process: reloading i18n here would orphan the
+    messages other modules already hold)."""
+    zh = _language_in_a_fresh_process("zh")
+    assert zh.returncode == 0 and zh.stdout.strip() == "zh", zh.stderr
+    bad = _language_in_a_fresh_process("klingon")
+    assert bad.returncode != 0 and "ValueError: unknown language 'klingon'" in bad.stderr
 
 
 def _feedback(capsys):
