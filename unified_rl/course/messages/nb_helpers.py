@@ -99,7 +99,6 @@ MESSAGES.update({
     "nb.summary.human": ("human selection (the dataset)", "人工筛选（数据集）"),
     "nb.summary.value_model": ("value model", "价值模型"),
     "nb.summary.none": ("none", "无"),
-    "nb.summary.derived": ("derived = hand", "推导结果 = 手算"),
     "nb.summary.col.method": ("method", "方法"),
     "nb.summary.col.equations": ("equations", "公式"),
     "nb.summary.col.data_source": ("data source", "数据来源"),
