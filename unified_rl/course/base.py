@@ -11,6 +11,7 @@ import inspect
 import warnings
 
 from . import display
+from .i18n import Msg, t, text
 from .compare import short_repr
 
 _MISSING = object()
@@ -66,8 +67,8 @@ class Exercise:
 
     def __init__(self, *, var=None, title="", hint=(), solution=None, solution_value=_MISSING, wrong=(), points=None):
         self.var = var  # the notebook variable check() reads when called without an argument
-        self.title = title
-        self.hints = [hint] if isinstance(hint, str) else list(hint)
+        self._title = title  # a str, or a Msg shown in the current language
+        self._hints = [hint] if isinstance(hint, (str, Msg)) else list(hint)
         self._solution_text = solution
         self._solution_value = solution_value
         self.wrong = list(wrong)  # plausible wrong answers, for the checker's own tests
@@ -77,6 +78,16 @@ class Exercise:
             if isinstance(points, bool) or not isinstance(points, int) or points < 1:
                 raise ValueError(f"points must be a positive whole number, not {points!r}")
             self.points = points
+
+    @property
+    def title(self):
+        """The exercise's title, in the current language."""
+        return text(self._title)
+
+    @property
+    def hints(self):
+        """The hints, in the current language."""
+        return [text(h) for h in self._hints]
 
     @property
     def solution_value(self):
@@ -111,7 +122,7 @@ class Exercise:
             warnings.simplefilter("always")
             status, msg = self._run_checker(answer)
         if caught:
-            msg += f" (warned while checking: {caught[0].category.__name__}: {caught[0].message})"
+            msg += t("check.warned", category=caught[0].category.__name__, message=caught[0].message)
         self.last_status, self.last_message = status, msg
         return status, msg
 
@@ -119,60 +130,62 @@ class Exercise:
         self.last_crash = None
         try:
             if answer is _MISSING:
-                raise NotAttempted(f"define `{self.var}` in the cell above, run it, then run this check again")
+                raise NotAttempted(t("check.define_var", var=self.var))
             if answer is None or answer is Ellipsis:
-                raise NotAttempted(f"replace the placeholder with your {self.kind}")
+                raise NotAttempted(t("check.placeholder", kind=t(f"check.kind.{self.kind}")))
             self._check(answer)
-            status, msg = CORRECT, "Correct"
+            status, msg = CORRECT, t("check.correct")
         except NotAttempted as e:
-            status, msg = NOT_ATTEMPTED, f"Not attempted yet: {e}"
+            status, msg = NOT_ATTEMPTED, t("check.not_attempted", why=e)
         except NotImplementedError:
-            status, msg = NOT_ATTEMPTED, "Not attempted yet: your code still raises NotImplementedError"
+            status, msg = NOT_ATTEMPTED, t("check.still_raises")
         except Wrong as e:
-            status, msg = WRONG, f"Incorrect: {e}"
+            status, msg = WRONG, t("check.incorrect", why=e)
         except Exception as e:  # an answer the checker cannot read: say so, never crash the notebook
             self.last_crash = e
-            status, msg = WRONG, f"Incorrect: could not check {short_repr(answer, 60)} ({type(e).__name__}: {e})"
+            status, msg = WRONG, t("check.could_not", answer=short_repr(answer, 60), error=type(e).__name__, message=e)
         return status, msg
 
     def check(self, answer=_MISSING):
         """Check `answer` (default: the notebook variable `var`); show the verdict; return a Verdict."""
         status, msg = self._verdict(self._answer(answer, inspect.currentframe().f_back))
-        head = f"{self.title}: " if self.title else ""
-        display.show_verdict(f"{head}{msg}", _COLOUR[status])
+        display.show_verdict(f"{self._head()}{msg}", _COLOUR[status])
         return Verdict(status, msg)
 
     def grade(self, answer=_MISSING):
         """The same check, shown nowhere: raise AnswerNotCorrect with the verdict unless the answer is correct."""
         status, msg = self._verdict(self._answer(answer, inspect.currentframe().f_back))
         if status != CORRECT:
-            head = f"{self.title}: " if self.title else ""
-            raise AnswerNotCorrect(f"{head}{msg} (0 of {self.points} points)")
+            raise AnswerNotCorrect(t("check.zero_points", head=self._head(), verdict=msg, points=self.points))
+
+    def _head(self):
+        """ "Q1: ...: " before a verdict, or nothing for an exercise without a title."""
+        return t("check.head", title=self.title) if self.title else ""
 
     def hint(self, n=1):
         """Show hint number n (1-based)."""
         if not self.hints:
-            display.show_markdown("_No hint for this one: reread the derivation above._", "No hint for this one.")
+            display.show_markdown(t("hint.none_md"), t("hint.none"))
             return
         n = min(max(int(n), 1), len(self.hints))
-        more = f" (more: `hint({n + 1})`)" if n < len(self.hints) else ""
-        display.show_markdown(f"**Hint {n}/{len(self.hints)}**{more}: {display.markdown_text(self.hints[n - 1])}",
-                              f"Hint {n}/{len(self.hints)}: {self.hints[n - 1]}")
+        more = t("hint.more", n=n + 1) if n < len(self.hints) else ""
+        hint = self.hints[n - 1]
+        display.show_markdown(t("hint.md", n=n, total=len(self.hints), more=more, text=display.markdown_text(hint)),
+                              t("hint.plain", n=n, total=len(self.hints), text=hint))
 
     def solution(self):
         """Show the solution (its text if given, else the source or value of `solution_value`), if shown here."""
         if not display.solutions_shown():
-            display.show_markdown("_Solutions are turned off in this copy of the course. `hint()` still helps._",
-                                  "Solutions are turned off in this copy of the course. hint() still helps.")
+            display.show_markdown(t("solution.off_md"), t("solution.off"))
             return
-        text = self._solution_text
-        if text is None:
+        text_ = text(self._solution_text)
+        if text_ is None:
             v = self.solution_value
-            text = inspect.getsource(v) if callable(v) else repr(v)
+            text_ = inspect.getsource(v) if callable(v) else repr(v)
             if callable(v) and self.var:  # show it under the name the notebook uses
-                text = text.replace(f"def {v.__name__}(", f"def {self.var}(", 1)
-            text = f"```python\n{text.rstrip()}\n```"
-        display.show_markdown(f"**Solution**:\n\n{text}", f"Solution:\n{text}")
+                text_ = text_.replace(f"def {v.__name__}(", f"def {self.var}(", 1)
+            text_ = f"```python\n{text_.rstrip()}\n```"
+        display.show_markdown(t("solution.md", text=text_), t("solution.plain", text=text_))
 
     def _check(self, answer):
         raise NotImplementedError  # pragma: no cover

@@ -8,6 +8,8 @@ reference, from inputs that require grad, and compares what reaches each input.
 import numpy as np
 import torch
 
+from .i18n import t
+
 
 def short_repr(x, limit=120):
     """repr(x), shortened; tensors and arrays by their values when small, else by their shape."""
@@ -26,15 +28,16 @@ def short_repr(x, limit=120):
 def as_number(x):
     """(float, None) for one number (Python, numpy, or a one-element tensor/array), else (None, why)."""
     if isinstance(x, bool) or isinstance(x, np.bool_):
-        return None, f"expected a number, got {x!r}"
+        return None, t("cmp.expected_number", got=repr(x))
     if torch.is_tensor(x) or isinstance(x, np.ndarray):
         if np.prod(tuple(x.shape)) != 1:
-            return None, f"expected one number, got {'a tensor' if torch.is_tensor(x) else 'an array'} of shape {tuple(x.shape)}"
+            return None, t("cmp.expected_one_number", what=t("cmp.a_tensor" if torch.is_tensor(x) else "cmp.an_array"),
+                          shape=tuple(x.shape))
         x = x.detach().reshape(()).item() if torch.is_tensor(x) else x.reshape(()).item()
     try:
         return float(x), None
     except (TypeError, ValueError, OverflowError):
-        return None, f"expected a number, got {short_repr(x)}"
+        return None, t("cmp.expected_number", got=short_repr(x))
 
 
 def _index(flat_i, shape):
@@ -51,44 +54,44 @@ def _close(g, w, *, atol, rtol, what):
     bad_nan = (g.isnan() & ~w.isnan()).flatten()
     if bad_nan.any():
         i = _index(int(bad_nan.nonzero()[0]), g.shape)
-        return f"{what} is NaN at index {i} where a finite value was expected"
+        return t("cmp.nan_at", what=what, index=i)
     close = torch.isclose(g, w, rtol=rtol, atol=atol, equal_nan=True)
     if not close.all():
         i = int((~close).flatten().nonzero()[0])
         idx = _index(i, g.shape)
         err = (g - w).abs().nan_to_num(0).max().item()
-        at = f" at index {idx}" if idx else ""
-        return (f"{what} is {g.flatten()[i].item():.6g}{at}, expected {w.flatten()[i].item():.6g} "
-                f"(largest difference {err:.3g})")
+        at = t("cmp.at_index", index=idx) if idx else ""
+        return t("cmp.differs", what=what, got=g.flatten()[i].item(), at=at, want=w.flatten()[i].item(), err=err)
     return None
 
 
-def compare(got, want, *, atol, rtol, what="the result"):
+def compare(got, want, *, atol, rtol, what=None):
     """None if got matches want (tensors, numbers, tuples, other values), else what differs, in words."""
+    what = t("cmp.the_result") if what is None else what
     if isinstance(want, (tuple, list)):
         if not isinstance(got, (tuple, list)) or len(got) != len(want):
-            return f"{what} should be a tuple of {len(want)} values, got {short_repr(got, 60)}"
+            return t("cmp.tuple_of", what=what, n=len(want), got=short_repr(got, 60))
         for i, (g, w) in enumerate(zip(got, want)):
-            msg = compare(g, w, atol=atol, rtol=rtol, what=f"value {i} of the result")
+            msg = compare(g, w, atol=atol, rtol=rtol, what=t("cmp.value_i", i=i))
             if msg:
                 return msg
         return None
     if torch.is_tensor(want) or isinstance(want, (int, float)) and not isinstance(want, bool):
         if torch.is_tensor(want) and not torch.is_tensor(got):
-            return f"{what} should be a tensor, got {type(got).__name__}"
+            return t("cmp.should_be_tensor", what=what, type=type(got).__name__)
         try:
             g = torch.as_tensor(got).detach().double()
         except (TypeError, ValueError, RuntimeError):
-            return f"{what} should be a number, got {short_repr(got, 60)}"
+            return t("cmp.should_be_number", what=what, got=short_repr(got, 60))
         w = torch.as_tensor(want).detach().double()
         if g.shape != w.shape:
-            return f"{what} has shape {tuple(g.shape)}, expected {tuple(w.shape)}"
+            return t("cmp.shape", what=what, got=tuple(g.shape), want=tuple(w.shape))
         return _close(g, w, atol=atol, rtol=rtol, what=what)
     try:
         same = bool(got == want)
     except Exception:  # e.g. an array compared with a string: no single truth value
         same = False
-    return None if same else f"{what} is {short_repr(got, 60)}, expected something else"
+    return None if same else t("cmp.something_else", what=what, got=short_repr(got, 60))
 
 
 def gradients(loss, inputs):
@@ -103,9 +106,9 @@ def compare_gradients(got, want, *, atol, rtol):
     for name, w in want.items():
         g = got[name].detach().double()
         if not w.any() and g.any():
-            return f"a gradient reaches `{name}`, which must get none: detach it (`{name}.detach()`)"
+            return t("cmp.grad_leak", name=name)
         msg = _close(got[name].detach().double(), w.detach().double(), atol=atol, rtol=rtol,
-                     what=f"the gradient with respect to `{name}`")
+                     what=t("cmp.grad_wrt", name=name))
         if msg:
             return msg
     return None

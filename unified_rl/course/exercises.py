@@ -26,6 +26,7 @@ import sympy
 from .base import CORRECT, NOT_ATTEMPTED, WRONG, AnswerNotCorrect, Exercise, NotAttempted, Verdict, Wrong
 from .compare import as_number, compare, short_repr
 from .gradcheck import FunctionExercise, leaky
+from .i18n import Msg, t, text
 from .symbolic import compare_expressions, read_expression, sample_points
 
 class _Lazy:
@@ -62,12 +63,12 @@ class ValueExercise(Exercise):
             if why:
                 raise Wrong(why)
             if math.isnan(got):
-                raise Wrong("your answer is NaN")
+                raise Wrong(t("check.nan"))
             if not math.isclose(got, want, rel_tol=self.rtol, abs_tol=self.atol):
                 if want != 0 and got != 0 and (got > 0) != (want > 0):
-                    raise Wrong(f"{got:g} has the wrong sign")
-                raise Wrong(f"{got:g} is too {'high' if got > want else 'low'}"
-                            + (f" (tolerance ±{self.atol:g})" if self.atol >= 1e-4 else ""))
+                    raise Wrong(t("check.wrong_sign", got=got))
+                raise Wrong(t("check.too_high" if got > want else "check.too_low", got=got)
+                            + (t("check.tolerance", atol=self.atol) if self.atol >= 1e-4 else ""))
             return
         msg = compare(answer, want, atol=self.atol, rtol=self.rtol)
         if msg:
@@ -98,7 +99,7 @@ class ChoiceExercise(Exercise):
             return answer
         got, why = as_number(answer)
         if why:
-            raise Wrong(f"{why}; answer with one of {', '.join(map(repr, self.options))}")
+            raise Wrong(t("check.answer_one_of", why=why, options=', '.join(map(repr, self.options))))
         return int(got) if got.is_integer() else got
 
     def _check(self, answer):
@@ -106,9 +107,9 @@ class ChoiceExercise(Exercise):
         match = [o for o in self.options if type(self._norm(o)) is type(self._norm(answer))
                  and self._norm(o) == self._norm(answer)]
         if not match:
-            raise Wrong(f"{short_repr(answer)} is not one of the options: {', '.join(map(repr, self.options))}")
+            raise Wrong(t("check.not_an_option", answer=short_repr(answer), options=', '.join(map(repr, self.options))))
         if match[0] != self.solution_value:
-            raise Wrong(self.why.get(match[0], f"{match[0]!r} is not it; think again about what changes"))
+            raise Wrong(text(self.why[match[0]]) if match[0] in self.why else t("check.not_it", option=repr(match[0])))
 
 
 class SignExercise(ChoiceExercise):
@@ -117,7 +118,7 @@ class SignExercise(ChoiceExercise):
     _words = {"+": 1, "positive": 1, "-": -1, "negative": -1, "zero": 0, "0": 0, "+1": 1, "-1": -1, "1": 1}
 
     def __init__(self, sign, **kw):
-        kw.setdefault("why", {1: "it is not positive", -1: "it is not negative", 0: "it is not zero"})
+        kw.setdefault("why", {1: Msg("check.not_positive"), -1: Msg("check.not_negative"), 0: Msg("check.not_zero")})
         super().__init__([1, -1, 0], sign, **kw)
 
     def _check(self, answer):
@@ -126,7 +127,7 @@ class SignExercise(ChoiceExercise):
         else:
             got, why = as_number(answer)
             if why:
-                raise Wrong(f"{why}; answer 1, -1 or 0")
+                raise Wrong(t("check.answer_sign", why=why))
             answer = (got > 0) - (got < 0)  # any number with the right sign is accepted
         super()._check(answer)
 

@@ -17,6 +17,8 @@ import io
 
 import ipywidgets as W
 
+from unified_rl.course.i18n import t
+
 MAIN, OUTPUT = "url-main-control", "url-explorer-output"
 SHORT = 16  # characters that fit the description column; longer ones get a label line
 DESCRIPTION_WIDTH, CONTROL_WIDTH = "120px", "480px"
@@ -67,7 +69,7 @@ class Explorer(W.VBox):
         self.refresh()
 
     def __repr__(self):  # the text/plain fallback where widgets do not render (static pages, logs)
-        return f"<Explorer: {self.title}; run the notebook in Jupyter to use the controls>"
+        return t("w.explorer.repr", title=self.title)
 
     @contextlib.contextmanager
     def hold(self):

@@ -16,6 +16,7 @@ import inspect
 import torch
 
 from .base import _MISSING, Exercise, Wrong
+from .i18n import t
 from .compare import _clone, _describe, _flat, compare, compare_gradients, gradients, short_repr
 
 _NOT_POLICY = ("logp_ref", "logp_old")
@@ -106,23 +107,23 @@ class FunctionExercise(Exercise):
         """(where, kwargs) for every input the checker runs: the named cases, then the random draws."""
         gen = torch.Generator().manual_seed(self.seed)
         for name, make in self.cases.items():
-            yield f"case '{name}'", make(gen) if callable(make) else make
+            yield t("fn.case", name=name), make(gen) if callable(make) else make
         for i in range(self.n_random if self.random_inputs else 0):
-            yield f"random input #{i + 1}", self.random_inputs(gen)
+            yield t("fn.random", i=i + 1), self.random_inputs(gen)
 
     def _gradients(self, result, inputs):
         loss = result if self.loss is None else self.loss(result, inputs)
         wrt = {n: inputs[n] for n in list(self.grad) + [k for k in inputs if k.startswith("_logp")]
                if torch.is_tensor(inputs.get(n)) and inputs[n].requires_grad}
         if not torch.is_tensor(loss) or loss.dim() != 0:
-            raise Wrong(f"expected one number (a scalar tensor), got {short_repr(loss, 60)}")
+            raise Wrong(t("fn.scalar", got=short_repr(loss, 60)))
         if not loss.requires_grad:
             return {n: torch.zeros_like(t) for n, t in wrt.items()}
         return gradients(loss, wrt)
 
     def _check(self, answer):
         if not callable(answer):
-            raise Wrong(f"expected a function, got {short_repr(answer)}")
+            raise Wrong(t("fn.expected_function", got=short_repr(answer)))
         for where, kwargs in self.inputs():
             ref_in = _clone(kwargs, self.grad)
             want = self.reference(**ref_in)
@@ -132,21 +133,19 @@ class FunctionExercise(Exercise):
             except NotImplementedError:
                 raise
             except Exception as e:  # the learner's bug, reported rather than raised
-                raise Wrong(f"on {where} ({_describe(kwargs)}) it raised {type(e).__name__}: {e}") from None
+                raise Wrong(t("fn.raised", where=where, inputs=_describe(kwargs), error=type(e).__name__, message=e)) from None
             for k, v in kwargs.items():
                 if compare(given[k], v, atol=0, rtol=0) is not None:
-                    raise Wrong(f"it modifies its input `{k}` in place; compute a new tensor instead")
+                    raise Wrong(t("fn.in_place", name=k))
             msg = compare(got, want, atol=self.atol, rtol=self.rtol)
             if msg:
-                raise Wrong(f"on {where} ({_describe(kwargs)}): {msg}")
+                raise Wrong(t("fn.on", where=where, inputs=_describe(kwargs), why=msg))
             if self.detached and any(torch.is_tensor(t) and t.requires_grad for t in _flat(got)):
-                raise Wrong(f"on {where}: the result still carries a gradient. A coefficient is a weight, not "
-                            "something to differentiate: return it detached (`.detach()`)")
+                raise Wrong(t("fn.carries_grad", where=where))
             if self.checks_gradient:
                 msg = compare_gradients(self._gradients(got, given), self._gradients(want, ref_in),
                                         atol=self.atol, rtol=self.rtol)
                 if msg and self.detached:
-                    msg += (". Backpropagating eq 5's surrogate through your coefficient reaches the log-probs "
-                            "by another path: return it detached (`.detach()`)")
+                    msg += t("fn.other_path")
                 if msg:
-                    raise Wrong(f"on {where}: the values are right but {msg}")
+                    raise Wrong(t("fn.values_right_but", where=where, why=msg))

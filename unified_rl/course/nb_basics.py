@@ -14,6 +14,7 @@ import torch
 from matplotlib.figure import Figure
 
 from unified_rl import coefficients, paradigm
+from unified_rl.course.i18n import t
 from unified_rl.course.explorer import Explorer, _slider
 from unified_rl.methods import METHODS
 from unified_rl.sampling import rollout_from_texts
@@ -55,11 +56,11 @@ def method_rows(lab, names=None):
     The data source is built from `lab` (nothing is sampled) so that its type can be shown even where
     the method wraps it (DPO's pairs); the GC is the first docstring line of the coefficient called.
     """
-    rows = [["method", "data source D", "reward function", "gradient coefficient GC", "also", "in words"]]
+    rows = [[t("nb.method"), t("nb.basics.data_source"), t("nb.basics.reward_fn"), t("nb.basics.gc"), t("nb.basics.also"), t("nb.basics.in_words")]]
     for name in names or paper_methods():
         m = METHODS[name]
         source = m.data_source(lab)
-        reward = "none: the data is human-written (human selection)" if m.reward is None else (
+        reward = t("nb.basics.human") if m.reward is None else (
             f"`{type(m.reward).__name__}`: {_first_line(m.reward)}")
         gc = _gc_function(m)
         extra = []
@@ -68,7 +69,7 @@ def method_rows(lab, names=None):
         if m.extra_loss is not None:
             extra.append(f"`{m.extra_loss.__name__}`: {_first_line(m.extra_loss)}")
         if getattr(m, "defaults", None):
-            extra.append("its own defaults: " + ", ".join(f"{k}={v}" for k, v in m.defaults.items()))
+            extra.append(t("nb.basics.defaults") + ", ".join(f"{k}={v}" for k, v in m.defaults.items()))
         rows.append([f"**{name}**", f"`{type(source).__name__}`: {_first_line(source)}", reward,
                      f"`coefficients.{gc.__name__}`: {_first_line(gc)}", "; ".join(extra) or "", m.summary])
     return rows
@@ -94,9 +95,9 @@ def token_rows(tokenizer, problem, text=None):
     r = rollout_from_texts(tokenizer, [problem], [problem.solution if text is None else text])
     ids = r.input_ids[0].tolist()
     toks = tokenizer.convert_ids_to_tokens(ids)
-    rows = [["t", "input token", "target o_t", "target id", "mask (counts in eq 6)"]]
-    for t in range(len(ids) - 1):
-        rows.append([t, toks[t], toks[t + 1], ids[t + 1], int(r.mask[0, t])])
+    rows = [["t", t("nb.basics.input_token"), t("nb.basics.target"), t("nb.basics.target_id"), t("nb.basics.mask")]]
+    for pos in range(len(ids) - 1):
+        rows.append([pos, toks[pos], toks[pos + 1], ids[pos + 1], int(r.mask[0, pos])])
     return rows
 
 
@@ -134,11 +135,11 @@ def token_weights(lengths, normalisation="eq5", alpha=0.0):
 
 def length_explorer(short=8, long=13, n_short=1, n_long=1, alpha=0.0):
     """SFT's coefficient against response length: GC_i = B |o_i|^alpha / sum_j |o_j|^alpha, from eq 7 to a token mean."""
-    controls = {"alpha": _slider("length power α", alpha, 0.0, 1.0, 0.05),
-                "long": _slider("|o| of the long responses", long, 2, 30, 1, cls=W.IntSlider),
-                "short": _slider("|o| of the short responses", short, 2, 30, 1, cls=W.IntSlider),
-                "n_long": _slider("how many long responses", n_long, 1, 4, 1, cls=W.IntSlider),
-                "n_short": _slider("how many short responses", n_short, 1, 4, 1, cls=W.IntSlider)}
+    controls = {"alpha": _slider(t("nb.basics.alpha"), alpha, 0.0, 1.0, 0.05),
+                "long": _slider(t("nb.basics.long"), long, 2, 30, 1, cls=W.IntSlider),
+                "short": _slider(t("nb.basics.short"), short, 2, 30, 1, cls=W.IntSlider),
+                "n_long": _slider(t("nb.basics.n_long"), n_long, 1, 4, 1, cls=W.IntSlider),
+                "n_short": _slider(t("nb.basics.n_short"), n_short, 1, 4, 1, cls=W.IntSlider)}
 
     def compute(alpha, long, short, n_long, n_short):
         lengths = [short] * n_short + [long] * n_long
@@ -150,9 +151,9 @@ def length_explorer(short=8, long=13, n_short=1, n_long=1, alpha=0.0):
         fig = Figure(figsize=(9, 2.8), layout="constrained")
         axes = fig.subplots(1, 3)
         x = torch.arange(len(lengths))
-        for ax, (title, y, k) in zip(axes, [("GC of each response", gc, None),
-                                            ("weight of each token's ∇log π", data["per_token"], 0),
-                                            ("total weight of each response", data["per_response"], 1)]):
+        for ax, (title, y, k) in zip(axes, [(t("nb.basics.gc_each"), gc, None),
+                                            (t("nb.basics.w_token"), data["per_token"], 0),
+                                            (t("nb.basics.w_total"), data["per_response"], 1)]):
             ax.bar(x, y, color="C0", label=f"α = {alpha:.2f}")
             if k is not None:
                 for j, (name, pair) in enumerate(data["reference"].items()):
@@ -160,28 +161,27 @@ def length_explorer(short=8, long=13, n_short=1, n_long=1, alpha=0.0):
             ax.set_xticks(x, [f"|o|={n}" for n in lengths], fontsize=7)
             ax.set_title(title, fontsize=9)
         axes[1].legend(fontsize=7, loc="lower center")
-        rows = [["response", "|o|", "GC", "weight per token", "weight of the response"]] + [
+        rows = [[t("nb.basics.response"), "|o|", "GC", t("nb.basics.w_per_token"), t("nb.basics.w_response")]] + [
             [i, n, gc[i].item(), data["per_token"][i].item(), data["per_response"][i].item()]
             for i, n in enumerate(lengths)]
         return data, fig, rows
 
-    return Explorer("SFT: the coefficient behind a length normalisation", controls, "alpha", compute,
-                    "GC<sub>i</sub> = B·|o<sub>i</sub>|<sup>α</sup> / Σ<sub>j</sub> |o<sub>j</sub>|<sup>α</sup>. "
-                    "α = 0 is eq 7 (GC = 1: every response the same total weight); α = 1 is one token mean "
-                    "over the batch (every token the same weight). Move α and the lengths.")
+    return Explorer(t("nb.basics.title"), controls, "alpha", compute,
+                    t("nb.basics.note"))
 
 
-def greedy_rows(before, after, tokenizer, problems, labels=("before", "after")):
+def greedy_rows(before, after, tokenizer, problems, labels=None):
     """Greedy answers of two policies on the same problems, with a mark for each correct answer."""
     from unified_rl.rewards import rule_reward
     from unified_rl.sampling import sample
 
-    rows = [["prompt", "reference"] + list(labels)]
+    labels = (t("nb.before"), t("nb.after")) if labels is None else labels
+    rows = [[t("nb.basics.prompt"), t("nb.basics.reference")] + list(labels)]
     outs = []
     for policy in (before, after):
         r = sample(policy, tokenizer, problems, greedy=True)
         ok = rule_reward(r.problems, r.texts)
-        outs.append([f"`{t}` " + ("✓" if c else "✗") for t, c in zip(r.texts, ok.tolist())])
+        outs.append([f"`{o}` " + ("✓" if c else "✗") for o, c in zip(r.texts, ok.tolist())])
     for i, p in enumerate(problems):
         rows.append([f"`{p.prompt}`", f"`{p.solution}`", outs[0][i], outs[1][i]])
     return rows
@@ -189,9 +189,9 @@ def greedy_rows(before, after, tokenizer, problems, labels=("before", "after")):
 
 def mark(fig, key, y, label):
     """A dashed reference line at height y on the panel of `plots.plot_training` that shows metric `key`."""
-    from unified_rl.course.plots import LABELS
+    from unified_rl.course.plots import label as metric_label
 
-    title = LABELS.get(key, key)
+    title = metric_label(key)
     axes = [ax for ax in fig.axes if ax.get_title() == title]
     if not axes:
         raise ValueError(f"no panel for {key!r} (title {title!r}); panels: {[ax.get_title() for ax in fig.axes]}")

@@ -12,6 +12,8 @@ import matplotlib.pyplot as plt
 
 from unified_rl.experiments.pair_probe import _logps, fixed_pairs, pair_summary, probed  # noqa: F401
 
+from unified_rl.course.i18n import t
+
 
 def plot_pairs(histories, beta):
     """x+ and x- (left), the margin (middle) and the mean coefficient (right) on the fixed pairs
@@ -19,15 +21,15 @@ def plot_pairs(histories, beta):
     fig, axes = plt.subplots(1, 3, figsize=(11, 3))
     for k, (name, history) in enumerate(histories.items()):
         steps, col = [h["step"] for h in history], f"C{k}"
-        axes[0].plot(steps, [h["x_chosen"] for h in history], color=col, label=f"x⁺ chosen, {name}")
-        axes[0].plot(steps, [h["x_rejected"] for h in history], color=col, ls="--", label=f"x⁻ rejected, {name}")
+        axes[0].plot(steps, [h["x_chosen"] for h in history], color=col, label=t("nb.dpo.x_chosen", name=name))
+        axes[0].plot(steps, [h["x_rejected"] for h in history], color=col, ls="--", label=t("nb.dpo.x_rejected", name=name))
         axes[1].plot(steps, [h["margin"] for h in history], color=col, label=name)
         axes[2].plot(steps, [h["gc"] for h in history], color=col, label=name)
     axes[0].axhline(0, color="0.5", lw=0.8)
     axes[2].axhline(beta / 2, color="0.5", lw=0.8, ls=":")
-    titles = ("log-ratios x⁺, x⁻", "margin x⁺ − x⁻", f"mean GC c  (β/2 = {beta / 2:g} at margin 0)")
+    titles = (t("nb.dpo.log_ratios"), t("nb.dpo.margin"), t("nb.dpo.mean_gc", half_beta=beta / 2))
     for ax, title in zip(axes, titles):
-        ax.set(xlabel="step", title=title)
+        ax.set(xlabel=t("nb.step"), title=title)
         ax.grid(alpha=0.3)
         ax.legend(fontsize=7)
     fig.tight_layout()

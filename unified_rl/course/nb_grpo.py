@@ -19,6 +19,7 @@ import matplotlib.pyplot as plt
 import torch
 
 from unified_rl import advantages
+from unified_rl.course.i18n import t
 from unified_rl.course.plots import draw_coefficients
 from unified_rl.models import ValueModel
 from unified_rl.sampling import sample, token_logp
@@ -102,10 +103,10 @@ def memory_table(policy):
     """
     n_policy = _count(policy)
     n_value = _count(ValueModel.from_policy(policy))
-    rows = [("policy pi_theta (trained)", n_policy, 4 * n_policy, 4 * n_policy),
-            ("reference pi_ref (frozen)", n_policy, n_policy, n_policy),
-            ("value model V_psi (trained)", n_value, 4 * n_value, 0)]
-    total = ("total", n_policy * 2 + n_value, sum(r[2] for r in rows), sum(r[3] for r in rows))
+    rows = [(t("nb.grpo.policy"), n_policy, 4 * n_policy, 4 * n_policy),
+            (t("nb.grpo.reference"), n_policy, n_policy, n_policy),
+            (t("nb.grpo.value"), n_value, 4 * n_value, 0)]
+    total = (t("nb.grpo.total"), n_policy * 2 + n_value, sum(r[2] for r in rows), sum(r[3] for r in rows))
     return rows + [total]
 
 
@@ -131,7 +132,7 @@ def plot_advantages(tokenizer, rollout, panels, rows=None):
                              sharey=True, squeeze=False)
     for ax, (title, v) in zip(axes[0], panels.items()):
         im = draw_coefficients(ax, v[rows, lo:hi], rollout.mask[rows, lo:hi], title, vmax=vmax)
-        ax.set(xlabel="response token", ylabel="")
+        ax.set(xlabel=t("nb.grpo.response_token"), ylabel="")
     labels = [rollout.texts[i] for i in rows]
     axes[0, 0].set_yticks(range(len(rows)), labels, fontsize=7, family="monospace")
     fig.colorbar(im, ax=axes[0].tolist(), shrink=0.8)

@@ -19,14 +19,15 @@ import torch
 
 from unified_rl import advantages, coefficients
 from unified_rl.paradigm import step_from_tensors, surrogate_loss
+from unified_rl.course.i18n import t
 from unified_rl.wiring import policy_logp
 
 
-def arms(items, desc="training the arms"):
+def arms(items, desc=None):
     """`items` (a list, or a dict's items) under a tqdm.auto bar: a long cell says how far it is."""
     from tqdm.auto import tqdm
     items = list(items)
-    return tqdm(items, desc=desc, total=len(items), unit="arm")
+    return tqdm(items, desc=t("nb.pg.training") if desc is None else desc, total=len(items), unit="arm")
 
 
 def _name(obj):
@@ -35,7 +36,7 @@ def _name(obj):
 
 def method_table(methods, names):
     """A Markdown table of METHODS' components for `names`."""
-    rows = ["| method | data source | reward | GC | paper |", "|---|---|---|---|---|"]
+    rows = [t("nb.pg.method_head"), "|---|---|---|---|---|"]
     for n in names:
         m = methods[n]
         rows.append(f"| `{n}` | `{_name(m.data_source)}` | `{_name(m.reward)}` | `{_name(m.coefficient)}` | {m.paper} |")
@@ -96,7 +97,7 @@ def raw_grad_norms(lab, batch, scores, methods, names):
 
 def kl_markdown(table, columns):
     """Rows: the uses of each estimator; columns: max |expected GC gradient - target| for each target."""
-    head = "| estimator, used as | " + " | ".join(columns) + " |"
+    head = t("nb.pg.estimator_head") + " | ".join(columns) + " |"
     rows = [head, "|---|" + "---:|" * len(columns)]
     for use, row in table.items():
         rows.append(f"| {use} | " + " | ".join(
@@ -113,18 +114,17 @@ def versus(result, arm, base="grpo"):
 def comparison_table(result):
     """The policy-family result as Markdown: accuracy, its paired difference to GRPO, lengths, zero-GC
     tokens and samples per step, mean +- std over seeds."""
-    rows = ["| arm | held-out accuracy | minus GRPO, same seed | length: first step -> last 10 | wrong / right "
-            "answers at the end | tokens with GC = 0 | samples per step |", "|---|---:|---:|---:|---:|---:|---:|"]
+    rows = [t("nb.pg.table_head"), "|---|---:|---:|---:|---:|---:|---:|"]
     for arm in result["arms"]:
-        t = result["table"][arm]
-        wrong = f"{t['len_wrong']['mean']:.2f}" if t["len_wrong"] else "-"
-        right = f"{t['len_right']['mean']:.2f}" if t["len_right"] else "-"
+        tab = result["table"][arm]
+        wrong = f"{tab['len_wrong']['mean']:.2f}" if tab["len_wrong"] else "-"
+        right = f"{tab['len_right']['mean']:.2f}" if tab["len_right"] else "-"
         d, mean, std = versus(result, arm)
-        wins = f" ({int((d > 0).sum())} of {len(d)} ahead)" if arm != "grpo" else ""
-        rows.append(f"| `{arm}` | {t['accuracy']['mean']:.3f} ± {t['accuracy']['std']:.3f} | "
-                    f"{mean:+.3f} ± {std:.3f}{wins} | {t['len_first']['mean']:.2f} -> "
-                    f"{t['len_last10']['mean']:.2f} | {wrong} / {right} | {t['zero_gc_frac']['mean']:.2f} | "
-                    f"{t['samples_per_step']['mean']:.0f} |")
+        wins = t("nb.pg.wins", ahead=int((d > 0).sum()), n=len(d)) if arm != "grpo" else ""
+        rows.append(f"| `{arm}` | {tab['accuracy']['mean']:.3f} ± {tab['accuracy']['std']:.3f} | "
+                    f"{mean:+.3f} ± {std:.3f}{wins} | {tab['len_first']['mean']:.2f} -> "
+                    f"{tab['len_last10']['mean']:.2f} | {wrong} / {right} | {tab['zero_gc_frac']['mean']:.2f} | "
+                    f"{tab['samples_per_step']['mean']:.0f} |")
     return "\n".join(rows)
 
 
@@ -135,40 +135,35 @@ def _d(result, arm, base="grpo"):
 
 def findings(result):
     """The sentences notebook 10 states about the policy-family result, each computed from `result`."""
-    t, arms, out = result["table"], [a for a in result["arms"] if a != "grpo"], []
+    tab, arms, out = result["table"], [a for a in result["arms"] if a != "grpo"], []
     sft = result["sft"]
-    out.append(f"Each seed starts from its own SFT model, which scores {sft['min']:.3f} to {sft['max']:.3f} "
-               "held out: compare each arm with GRPO on the same seed.")
-    groups = {"ahead of GRPO on every seed": [], "behind GRPO on every seed": [], "on both sides of GRPO": []}
+    out.append(t("nb.pg.sft_range", lo=sft["min"], hi=sft["max"]))
+    groups = {"ahead": [], "behind": [], "both": []}
     for arm in sorted(arms, key=lambda a: versus(result, a)[1]):
         text, ahead, n = _d(result, arm)
-        key = ("ahead of GRPO on every seed" if ahead == n else "behind GRPO on every seed" if ahead == 0
-               else "on both sides of GRPO")
-        groups[key].append(f"`{arm}` {text}" + (f" (ahead on {ahead} of {n})" if 0 < ahead < n else ""))
+        key = "ahead" if ahead == n else "behind" if ahead == 0 else "both"
+        groups[key].append(f"`{arm}` {text}" + (t("nb.pg.ahead_on", ahead=ahead, n=n) if 0 < ahead < n else ""))
     for key, items in groups.items():
-        out.append(f"**{key[0].upper() + key[1:]}** ({len(items)} arms): " + (", ".join(items) if items else "none") + ".")
+        out.append(t("nb.pg.group", label=t(f"nb.pg.group.{key}"), n=len(items),
+                     items=t("nb.pg.list_sep").join(items) if items else t("nb.pg.none")))
     std_only = "dr-grpo (seq-mean-token-mean)"
-    if std_only in t and "dr-grpo (token-mean)" in t:
-        out.append("The three Dr. GRPO arms share its advantage (no std) and differ only in aggregation. "
-                   f"`{std_only}` against GRPO isolates the std: {_d(result, std_only)[0]}; token-mean against "
-                   f"it: {_d(result, 'dr-grpo (token-mean)', std_only)[0]}; the constant L (Dr. GRPO itself) "
-                   f"against it: {_d(result, 'dr-grpo', std_only)[0]}.")
-    if "dapo" in t:
-        out.append(f"DAPO's dynamic sampling generated {t['dapo']['samples_per_step']['mean']:.0f} samples per step "
-                   f"for the {result['rows_per_step']} it trained on "
-                   f"({t['dapo']['samples_per_step']['mean'] / result['rows_per_step']:.1f}x).")
+    if std_only in tab and "dr-grpo (token-mean)" in tab:
+        out.append(t("nb.pg.dr_grpo", std_only=std_only, std=_d(result, std_only)[0],
+                     token_mean=_d(result, "dr-grpo (token-mean)", std_only)[0],
+                     constant=_d(result, "dr-grpo", std_only)[0]))
+    if "dapo" in tab:
+        per_step = tab["dapo"]["samples_per_step"]["mean"]
+        out.append(t("nb.pg.dapo", samples=per_step, rows=result["rows_per_step"],
+                     factor=per_step / result["rows_per_step"]))
     clip = {a: max(s["runs"][a]["clip_frac"] for s in result["per_seed"]) for a in result["arms"]}
     worst = max(clip, key=clip.get)
-    out.append(f"Clip fraction (tokens whose ratio left [1 - ε, 1 + ε] on a batch's last update), averaged over "
-               f"a run's steps: at most {100 * clip[worst]:.2f} % for any run (`{worst}`). It is a mean over the "
-               "steps, not a bound on each: the live runs above print their first step beside their mean.")
-    zero = {a: t[a]["zero_gc_frac"]["mean"] for a in ("gspo", "cispo", "remax") if a in t}
+    out.append(t("nb.pg.clip", pct=100 * clip[worst], worst=worst))
+    zero = {a: tab[a]["zero_gc_frac"]["mean"] for a in ("gspo", "cispo", "remax") if a in tab}
     if zero:
-        out.append("Share of tokens with GC 0: " + ", ".join(f"`{a}` {v:.2f}" for a, v in zero.items()) + ".")
-    first = [t[a]["len_first"]["mean"] for a in result["arms"]]
-    last = [t[a]["len_last10"]["mean"] for a in result["arms"]]
-    out.append(f"Mean answer length: {min(first):.2f} to {max(first):.2f} tokens at the first step, {min(last):.2f} "
-               f"to {max(last):.2f} over the last ten, under every arm.")
+        out.append(t("nb.pg.zero_gc", items=t("nb.pg.list_sep").join(f"`{a}` {v:.2f}" for a, v in zero.items())))
+    first = [tab[a]["len_first"]["mean"] for a in result["arms"]]
+    last = [tab[a]["len_last10"]["mean"] for a in result["arms"]]
+    out.append(t("nb.pg.lengths", first_lo=min(first), first_hi=max(first), last_lo=min(last), last_hi=max(last)))
     return out
 
 
@@ -180,8 +175,8 @@ def plot_runs(runs, start):
         ax1.plot(*zip(*ev), "o-", ms=3, color=f"C{i % 10}", label=name)
         ax2.plot([m["step"] for m in run.metrics], [m["response_len"] for m in run.metrics], color=f"C{i % 10}",
                  lw=1, label=name)
-    ax1.set(xlabel="step", ylabel="held-out greedy accuracy", title="accuracy")
-    ax2.set(xlabel="step", ylabel="mean response length (tokens)", title="response length of the batch")
+    ax1.set(xlabel=t("nb.step"), ylabel=t("plot.label.eval_accuracy"), title=t("nb.accuracy"))
+    ax2.set(xlabel=t("nb.step"), ylabel=t("nb.pg.mean_len"), title=t("nb.pg.len_title"))
     for ax in (ax1, ax2):
         ax.grid(alpha=0.3)
     ax1.legend(fontsize=7, ncol=2)

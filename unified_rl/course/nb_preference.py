@@ -15,6 +15,7 @@ import matplotlib.pyplot as plt
 import torch
 
 from unified_rl import coefficients
+from unified_rl.course.i18n import t
 from unified_rl.course.nb_policy_gradient import arms  # noqa: F401 (the training cell's progress bar)
 from unified_rl.course.plots import draw_coefficients
 from unified_rl.evaluation import greedy_accuracy
@@ -57,11 +58,11 @@ def plot_coefficient_maps(maps, mask):
     B = len(mask) // 2
     vmax = max(float(c.abs().max()) for c in maps.values()) or 1.0  # one scale for every panel
     for ax, (name, coef) in zip(axes, maps.items()):
-        im = draw_coefficients(ax, coef, mask, f"{name}\nmax |GC| = {float(coef.abs().max()):.3g}", vmax=vmax)
+        im = draw_coefficients(ax, coef, mask, t("w.pw.panel", name=name, max_gc=float(coef.abs().max())), vmax=vmax)
         ax.axhline(B - 0.5, color="k", lw=0.8)
-    axes[0].set_ylabel("row (first half | second half)")
+    axes[0].set_ylabel(t("nb.pref.row"))
     fig.tight_layout()
-    fig.colorbar(im, ax=list(axes), shrink=0.8, label=f"GC (one scale, ±{vmax:.3g})")
+    fig.colorbar(im, ax=list(axes), shrink=0.8, label=t("nb.pref.one_scale", vmax=vmax))
     fig.vmax = vmax
     return fig
 
@@ -79,9 +80,8 @@ def plot_arms(runs, histories, acc0):
         ax2.plot(steps, [x["x_chosen"] for x in h], color=f"C{i}", label=f"{label}")
         ax2.plot(steps, [x["x_rejected"] for x in h], color=f"C{i}", ls="--")
     ax2.axhline(0, color="k", lw=0.6)
-    ax1.set(xlabel="step", ylabel="held-out greedy accuracy", title="accuracy")
-    ax2.set(xlabel="step", ylabel="x = Δ mean log π per token since SFT",
-            title="fixed pairs: x⁺ chosen (solid), x⁻ rejected (dashed)")
+    ax1.set(xlabel=t("nb.step"), ylabel=t("plot.label.eval_accuracy"), title=t("nb.accuracy"))
+    ax2.set(xlabel=t("nb.step"), ylabel=t("nb.pref.x_label"), title=t("nb.pref.x_title"))
     for ax in (ax1, ax2):
         ax.grid(alpha=0.3)
         ax.legend(fontsize=7)
@@ -91,8 +91,7 @@ def plot_arms(runs, histories, acc0):
 
 def arm_table(runs, histories, test):
     """Markdown: each arm's final held-out accuracy on `test` and how its fixed pairs moved."""
-    head = ("| arm | held-out accuracy | x⁺ = Δ mean log π(o⁺) | x⁻ = Δ mean log π(o⁻) | margin | pairs with x⁺ < 0 |\n"
-            "|---|---:|---:|---:|---:|---:|\n")
+    head = t("nb.pref.arm_head") + "\n|---|---:|---:|---:|---:|---:|\n"
     rows = []
     for label, run in runs.items():
         h = histories[label][-1]  # pi_ref is the SFT model: x is how far each mean log-prob moved
@@ -107,10 +106,9 @@ def comparison_table(result):
     def f(s, d=3, sign=""):
         return f"{s['mean']:{sign}.{d}f} ± {s['std']:.{d}f}"
 
-    head = ("| arm | method, settings | lr | held-out accuracy | per seed | vs SFT | x⁺ at the end | x⁻ at the end | "
-            "pairs whose x⁺ a DPO step lowers |\n|---|---|---:|---:|---:|---:|---:|---:|---:|\n")
+    head = t("nb.pref.cmp_head") + "\n|---|---|---:|---:|---:|---:|---:|---:|---:|\n"
     sft_seeds = " / ".join(f"{s['sft']:.3f}" for s in result["per_seed"])
-    rows = [f"| SFT model | | | {f(result['sft'])} | {sft_seeds} | | 0 | 0 | "
+    rows = [f"| {t('nb.pref.sft_model')} | | | {f(result['sft'])} | {sft_seeds} | | 0 | 0 | "
             f"{f(result['alignment_sft']['x_plus_lowered'], 2)} |"]
     for arm, spec in result["arms"].items():
         e, settings = result["end"][arm], ", ".join(f"{k}={v}" for k, v in spec["settings"].items())
@@ -187,27 +185,23 @@ def _per_seed(result, arm, key):
 def alignment_findings(result):
     """Section 7's sentences about the shipped comparison, each computed from `result`."""
     al, end, out = result["alignment"], result["end"], []
-    out.append(f"At the SFT model the cosine between a pair's ∇x⁺ and ∇x⁻ averages "
-               f"{_pm(result['alignment_sft']['cos_mean'], 2, '+')} over the seeds; after DPO at 2e-5 it is "
-               f"{_pm(al['dpo-fast']['cos_mean'], 2, '+')} (median {_pm(al['dpo-fast']['cos_median'], 2, '+')}).")
+    out.append(t("nb.pref.cos", sft=_pm(result['alignment_sft']['cos_mean'], 2, '+'),
+                 fast=_pm(al['dpo-fast']['cos_mean'], 2, '+'), median=_pm(al['dpo-fast']['cos_median'], 2, '+')))
     fast_end = [xs[-1] for xs in _per_seed(result, "dpo-fast", "x_chosen")]
-    out.append(f"DPO at 2e-5: x⁺ ended below zero on {sum(x < 0 for x in fast_end)} of {len(fast_end)} seeds "
-               f"({_pm(end['dpo-fast']['x_chosen'], 3, '+')}, against {_pm(end['dpo-fast']['x_rejected'], 3, '+')} "
-               f"for x⁻), on {_pm(end['dpo-fast']['chosen_fell'], 2)} of the pairs, while the margin grew to "
-               f"{_pm(end['dpo-fast']['margin'], 3, '+')}.")
+    out.append(t("nb.pref.fast_end", below=sum(x < 0 for x in fast_end), n=len(fast_end),
+                 x_plus=_pm(end['dpo-fast']['x_chosen'], 3, '+'), x_minus=_pm(end['dpo-fast']['x_rejected'], 3, '+'),
+                 fell=_pm(end['dpo-fast']['chosen_fell'], 2), margin=_pm(end['dpo-fast']['margin'], 3, '+')))
     steps = result["per_seed"][0]["arms"]["dpo"]["probe"]["step"]
     peaks = [steps[max(range(len(xs)), key=xs.__getitem__)] for xs in _per_seed(result, "dpo", "x_chosen")]
     fell = sum(xs[-1] < max(xs) for xs in _per_seed(result, "dpo", "x_chosen"))
-    out.append(f"DPO at its own rate: x⁺ peaked at step {min(peaks):.0f} to {max(peaks):.0f} and was lower at the end "
-               f"on {fell} of {len(peaks)} seeds, ending at {_pm(end['dpo']['x_chosen'], 3, '+')} with "
-               f"{_pm(end['dpo']['chosen_fell'], 2)} of the pairs below zero (cosine "
-               f"{_pm(al['dpo']['cos_mean'], 2, '+')}).")
-    out.append(f"Pairs whose x⁺ a plain-gradient DPO step would lower: {_pm(result['alignment_sft']['x_plus_lowered'], 2)} "
-               f"at the SFT model, {_pm(al['dpo-fast']['x_plus_lowered'], 2)} after DPO at 2e-5.")
-    out.append(f"x⁺ at the end: ORPO {_pm(end['orpo']['x_chosen'], 3, '+')}, SFT on the chosen answers "
-               f"{_pm(end['sft-on-chosen']['x_chosen'], 3, '+')}, IPO {_pm(end['ipo']['x_chosen'], 3, '+')}; "
-               f"held-out accuracy IPO {_pm(result['accuracy']['ipo'])}, DPO at IPO's rate "
-               f"{_pm(result['accuracy']['dpo-fast'])}.")
+    out.append(t("nb.pref.own_rate", lo=min(peaks), hi=max(peaks), fell=fell, n=len(peaks),
+                 x_plus=_pm(end['dpo']['x_chosen'], 3, '+'), below=_pm(end['dpo']['chosen_fell'], 2),
+                 cos=_pm(al['dpo']['cos_mean'], 2, '+')))
+    out.append(t("nb.pref.lowered", sft=_pm(result['alignment_sft']['x_plus_lowered'], 2),
+                 fast=_pm(al['dpo-fast']['x_plus_lowered'], 2)))
+    out.append(t("nb.pref.x_end", orpo=_pm(end['orpo']['x_chosen'], 3, '+'),
+                 sft=_pm(end['sft-on-chosen']['x_chosen'], 3, '+'), ipo=_pm(end['ipo']['x_chosen'], 3, '+'),
+                 acc_ipo=_pm(result['accuracy']['ipo']), acc_fast=_pm(result['accuracy']['dpo-fast'])))
     return out
 
 
@@ -215,24 +209,21 @@ def findings(result):
     """Section 8's sentences about the shipped comparison, each computed from `result`."""
     acc, seeds, out = result["accuracy"], result["per_seed"], []
     sft = [s["sft"] for s in seeds]
-    out.append("SFT models of the seeds: " + " / ".join(f"{a:.3f}" for a in sft) + " held-out accuracy.")
+    out.append(t("nb.pref.sft_seeds", accs=" / ".join(f"{a:.3f}" for a in sft)))
     four = ("dpo", "ipo", "simpo", "kto")
     means = [acc[a]["mean"] for a in four]
-    out.append(f"DPO, IPO, SimPO, KTO: " + ", ".join(_pm(acc[a]) for a in four) + f"; their means span "
-               f"{max(means) - min(means):.3f}, less than the smallest of their stds over seeds "
-               f"({min(acc[a]['std'] for a in four):.3f}).")
+    out.append(t("nb.pref.four", accs=", ".join(_pm(acc[a]) for a in four), span=max(means) - min(means),
+                 std=min(acc[a]['std'] for a in four)))
     strong = max(range(len(seeds)), key=lambda i: sft[i])
     weak = [i for i in range(len(seeds)) if i != strong]
     lifts = [seeds[i]["arms"][a]["accuracy"] - sft[i] for i in weak for a in four]
     after = [seeds[strong]["arms"][a]["accuracy"] for a in four]
-    out.append(f"Those four lifted the weaker SFT models by {min(lifts):.2f} to {max(lifts):.2f}; on the strong one "
-               f"(seed {seeds[strong]['seed']}: {sft[strong]:.3f}) they ended at {min(after):.3f} to {max(after):.3f}.")
+    out.append(t("nb.pref.lifted", lo=min(lifts), hi=max(lifts), seed=seeds[strong]['seed'], sft=sft[strong],
+                 after_lo=min(after), after_hi=max(after)))
     ahead = sum(s["arms"]["orpo"]["accuracy"] > s["arms"]["sft-on-chosen"]["accuracy"] for s in seeds)
-    out.append(f"ORPO {_pm(acc['orpo'])} (strong seed {seeds[strong]['arms']['orpo']['accuracy']:.3f}); SFT on the "
-               f"chosen answers alone (ORPO with λ = 0) {_pm(acc['sft-on-chosen'])}; ORPO ahead of it on {ahead} of "
-               f"{len(seeds)} seeds.")
+    out.append(t("nb.pref.orpo", orpo=_pm(acc['orpo']), strong=seeds[strong]['arms']['orpo']['accuracy'],
+                 sft=_pm(acc['sft-on-chosen']), ahead=ahead, n=len(seeds)))
     below = sum(s["arms"]["dpo-fast"]["accuracy"] < s["arms"]["dpo"]["accuracy"] for s in seeds)
     peaks = [max(s["arms"]["dpo-fast"]["curve"], key=lambda p: p[1])[0] for s in seeds]
-    out.append(f"DPO at 2e-5 {_pm(acc['dpo-fast'])}, below DPO at its own rate on {below} of {len(seeds)} seeds; its "
-               f"held-out accuracy peaked at step {min(peaks):.0f} to {max(peaks):.0f}.")
+    out.append(t("nb.pref.fast", acc=_pm(acc['dpo-fast']), below=below, n=len(seeds), lo=min(peaks), hi=max(peaks)))
     return out

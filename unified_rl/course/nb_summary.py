@@ -9,6 +9,7 @@ tables in notebooks 10 and 11.) `markdown_table` renders rows for `IPython.displ
 import sympy as sp
 
 from unified_rl import data, derivations
+from unified_rl.course.i18n import t
 from unified_rl.methods import METHODS
 
 # each method of the paper's appendix A.1 (and §4.1.3's process supervision) -> its derivation
@@ -27,7 +28,7 @@ def source_name(method):
 
 def reward_name(method):
     """What scores o: the reward object's class (SFT's data is human-selected)."""
-    return "human selection (the dataset)" if method.reward is None else type(method.reward).__name__
+    return t("nb.summary.human") if method.reward is None else type(method.reward).__name__
 
 
 def gc_latex(name):
@@ -55,17 +56,22 @@ def gc_rows(names=None, check=True):
         rows.append({"method": name, "equations": d.equations if name != "grpo-process" else "§4.1.3, eq 21",
                      "data source": source_name(m), "reward": reward_name(m),
                      "advantage": f"`{m.advantage.__name__}`" if m.advantage else "—",
-                     "critic": "value model" if m.critic else "none",
+                     "critic": t("nb.summary.value_model") if m.critic else t("nb.summary.none"),
                      "GC": f"${gc_latex(name)}$",
-                     "sympy": ("derived = hand" if derivations.check(d) else "") if check else ""})
+                     "sympy": ("derived = hand" if derivations.check(d) else "") if check else ""})  # a value notebook 09 asserts on
     return rows
+
+
+_HEADERS = {c: f"nb.summary.col.{c.replace(' ', '_')}" for c in (
+    "method", "equations", "data source", "reward", "advantage", "critic", "paper", "what it changes")}
 
 
 def markdown_table(rows, columns=None):
     """A Markdown table from a list of dicts (columns: keys of the first row unless given)."""
     columns = list(columns or rows[0])
     fmt = lambda v: f"{v:.3g}" if isinstance(v, float) else str(v)  # noqa: E731
-    lines = ["| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
+    head = [t(_HEADERS[c]) if c in _HEADERS else c for c in columns]  # the keys stay English; their headers follow the language
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(columns)]
     lines += ["| " + " | ".join(fmt(r.get(c, "")) for c in columns) + " |" for r in rows]
     return "\n".join(lines)
 

@@ -12,6 +12,7 @@ import torch
 from matplotlib.figure import Figure
 
 from unified_rl import advantages, coefficients
+from unified_rl.course.i18n import t
 from unified_rl.course.explorer import Explorer, _dropdown, _slider
 from unified_rl.course.plots import draw_coefficients
 from unified_rl.methods import METHODS
@@ -79,9 +80,9 @@ def paradigm_explorer(batch=None, beta=0.04, group_size=4, *, dpo_beta=None, grp
     controls = {"dpo_beta": _slider("DPO β", betas["dpo_beta"], 0.0, 1.0, 0.01),
                 "grpo_beta": _slider("GRPO KL β", betas["grpo_beta"], 0.0, 1.0, 0.01),
                 "ppo_beta": _slider("PPO KL β", betas["ppo_beta"], 0.0, 1.0, 0.01),
-                "group_size": _dropdown("group size G", sizes, group_size if group_size in sizes else sizes[0]),
-                "sample": _slider("sample i", 0, 0, B - 1, 1, cls=W.IntSlider),
-                "reward": _slider("its reward", float(rewards[0]), 0.0, 1.0, 0.1)}
+                "group_size": _dropdown(t("w.pw.group_size"), sizes, group_size if group_size in sizes else sizes[0]),
+                "sample": _slider(t("w.pw.sample_i"), 0, 0, B - 1, 1, cls=W.IntSlider),
+                "reward": _slider(t("w.pw.its_reward"), float(rewards[0]), 0.0, 1.0, 0.1)}
     # registered before the Explorer's own observers: picking a sample shows its reward, moving the
     # reward slider sets that sample's reward
     controls["sample"].observe(lambda ch: setattr(controls["reward"], "value", float(rewards[ch["new"]])), "value")
@@ -96,17 +97,15 @@ def paradigm_explorer(batch=None, beta=0.04, group_size=4, *, dpo_beta=None, grp
         fig = Figure(figsize=(11, 2.9))  # a fixed layout: constrained layout doubled the redraw time
         fig.subplots_adjust(left=0.05, right=0.9, bottom=0.18, top=0.78, wspace=0.12)
         for j, (ax, (name, c)) in enumerate(zip(fig.subplots(1, len(coefs), sharey=True), coefs.items())):
-            im = draw_coefficients(ax, c, mask, f"{name}\nmax |GC| = {float(c.abs().max()):.3g}", vmax=vmax)
+            im = draw_coefficients(ax, c, mask, t("w.pw.panel", name=name, max_gc=float(c.abs().max())), vmax=vmax)
             ax.axhline(sample, color="k", lw=0.5)
-            ax.set_ylabel("sample i" if j == 0 else "")
-        fig.colorbar(im, cax=fig.add_axes([0.92, 0.18, 0.012, 0.6]), label="GC, one scale for all")
+            ax.set_ylabel(t("w.pw.sample_i") if j == 0 else "")
+        fig.colorbar(im, cax=fig.add_axes([0.92, 0.18, 0.012, 0.6]), label=t("w.pw.one_scale"))
         n = mask.sum(-1)
-        rows = [["sample", "reward"] + [f"{k}: (1/|o|)ΣGC" for k in coefs]] + [
+        rows = [[t("w.pw.sample"), t("w.pw.reward")] + [f"{k}: (1/|o|)ΣGC" for k in coefs]] + [
             [i, float(rewards[i])] + [float(c[i].sum() / n[i]) for c in coefs.values()] for i in range(B)]
         return data, fig, rows
 
-    return Explorer("Eq 5: six methods' coefficients in five panels (online RFT shares RFT's)", controls,
-                    "dpo_beta", compute, "Red pushes a token's log-prob up, blue down, on one colour scale for "
-                    "all panels. Change a reward, a β or the group size. DPO's panel is what its method hands "
-                    "the trainer, ±2c with c = β σ(βx⁻ − βx⁺): eq 5 averages over all rows, eq 12 over pairs.")
+    return Explorer(t("w.pw.title"), controls,
+                    "dpo_beta", compute, t("w.pw.note"))
 

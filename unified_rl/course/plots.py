@@ -16,13 +16,17 @@ from matplotlib.ticker import MaxNLocator
 import torch
 
 from ..experiments.plots import plot_pass_maj  # noqa: F401  (re-exported for the notebooks)
+from .i18n import Msg, t, text
 
-LABELS = {
-    "reward": "mean reward", "accuracy": "accuracy of the batch's samples", "kl": "KL(pi || pi_ref)",
-    "clip_frac": "clip fraction", "coef_mean": "mean GC", "coef_std": "std of GC", "seconds": "seconds per step",
-    "loss": "surrogate loss", "eval_accuracy": "held-out greedy accuracy", "value_loss": "value loss",
-    "coef_zero_frac": "share of tokens with GC = 0", "response_len": "response length (tokens)",
-}
+# metric key -> its label, shown in the current language (a Msg: str() looks it up)
+LABELS = {k: Msg(f"plot.label.{k}") for k in (
+    "reward", "accuracy", "kl", "clip_frac", "coef_mean", "coef_std", "seconds", "loss", "eval_accuracy",
+    "value_loss", "coef_zero_frac", "response_len")}
+
+
+def label(key):
+    """The label of a metric key in the current language (the key itself if it has none)."""
+    return text(LABELS.get(key, key))
 
 
 def _series(metrics, key):
@@ -51,10 +55,10 @@ def plot_training(metrics, keys=("accuracy", "reward", "kl"), title=None):
     fig, axes = plt.subplots(1, max(len(present), 1), figsize=(3.2 * max(len(present), 1), 2.8), squeeze=False)
     for ax, key in zip(axes[0], present):
         ax.plot(*_series(metrics, key), color="C0")
-        ax.set(xlabel="step", title=LABELS.get(key, key))
+        ax.set(xlabel=t("plot.step"), title=label(key))
         ax.grid(alpha=0.3)
     if not present:
-        axes[0, 0].text(0.5, 0.5, f"none of {list(keys)} in the metrics", ha="center", va="center")
+        axes[0, 0].text(0.5, 0.5, t("plot.none_of", keys=list(keys)), ha="center", va="center")
         axes[0, 0].set_axis_off()
     if title:
         fig.suptitle(title)
@@ -74,7 +78,7 @@ def compare_runs(runs, key="accuracy", title=None):
         if xs:
             ax.plot(xs, ys, label=name)
             plotted += 1
-    ax.set(xlabel="step", ylabel=LABELS.get(key, key), title=title or LABELS.get(key, key))
+    ax.set(xlabel=t("plot.step"), ylabel=label(key), title=title or label(key))
     ax.grid(alpha=0.3)
     if plotted:
         ax.legend(fontsize=8)
@@ -94,13 +98,13 @@ def draw_coefficients(ax, coef, mask, title="", vmax=None):
     # padding / prompt in grey: no coefficient at all, unlike a GC of 0 (white)
     cmap = matplotlib.colormaps["RdBu_r"].with_extremes(bad="#b0b0b0")
     im = ax.imshow(data, cmap=cmap, vmin=-vmax, vmax=vmax, aspect="auto", interpolation="nearest")
-    ax.set(xlabel="token t", ylabel="sample i", title=title)
+    ax.set(xlabel=t("plot.token_t"), ylabel=t("plot.sample_i"), title=title)
     ax.xaxis.set_major_locator(MaxNLocator(integer=True))
     ax.yaxis.set_major_locator(MaxNLocator(integer=True))
     return im
 
 
-def plot_coefficients(coef, mask, title="GC(q, o, t)"):
+def plot_coefficients(coef, mask, title="GC(q, o, t)"):  # a formula: the same in every language
     """Heatmap of one method's coefficients, with a colour bar."""
     fig, ax = plt.subplots(figsize=(6, 3))
     im = draw_coefficients(ax, coef, mask, title)

@@ -11,6 +11,7 @@ import torch
 from matplotlib.figure import Figure
 
 from unified_rl import advantages
+from unified_rl.course.i18n import t
 from unified_rl.course.nb_pass_maj import maj_at_k_iid, one_question, pass_at_k_iid, sharpen
 from unified_rl.course.widgets import Explorer, _num, _slider
 from unified_rl.rewards import NoisyReward
@@ -20,8 +21,8 @@ def pass_maj_explorer(p_right=0.3, top_wrong_share=0.6, alpha=2.0, k_max=64):
     """§5.2.2: one question's answer distribution, raised to the power alpha and renormalised; the exact
     Pass@K and Maj@K of K i.i.d. samples before and after."""
     controls = {"p_right": _slider("p(right)", p_right, 0.0, 1.0, 0.05),
-                "top_wrong_share": _slider("wrong mass on w1", top_wrong_share, 0.0, 1.0, 0.05),
-                "alpha": _slider("power α", alpha, 0.25, 8.0, 0.25)}
+                "top_wrong_share": _slider(t("w.s52.top_wrong"), top_wrong_share, 0.0, 1.0, 0.05),
+                "alpha": _slider(t("w.s52.power"), alpha, 0.25, 8.0, 0.25)}
     ks = [k for k in (1, 2, 4, 8, 16, 32, 64, 128, 256) if k <= k_max]
 
     def curves(dist):
@@ -37,14 +38,14 @@ def pass_maj_explorer(p_right=0.3, top_wrong_share=0.6, alpha=2.0, k_max=64):
         ax0, ax1, ax2 = fig.subplots(1, 3)
         names = list(dist)
         x = torch.arange(len(names), dtype=torch.float64)
-        ax0.bar(x - 0.2, [dist[a] for a in names], 0.4, label="before", color="C0")
+        ax0.bar(x - 0.2, [dist[a] for a in names], 0.4, label=t("w.s52.before"), color="C0")
         ax0.bar(x + 0.2, [sharp[a] for a in names], 0.4, label=f"p^α / Z, α={alpha:g}", color="C1")
-        ax0.set_xticks(x.tolist(), ["right"] + [f"w{i + 1}" for i in range(len(names) - 1)])
-        ax0.set(title="answer distribution", ylim=(0, 1))
+        ax0.set_xticks(x.tolist(), [t("w.s52.right")] + [f"w{i + 1}" for i in range(len(names) - 1)])
+        ax0.set(title=t("w.s52.dist"), ylim=(0, 1))
         ax0.legend(fontsize=7)
         for ax, key, label in ((ax1, "maj_at_k", "Maj@K"), (ax2, "pass_at_k", "Pass@K")):
-            ax.plot(ks, before[key], "o-", color="C0", label="before")
-            ax.plot(ks, after[key], "o-", color="C1", label="after")
+            ax.plot(ks, before[key], "o-", color="C0", label=t("w.s52.before"))
+            ax.plot(ks, after[key], "o-", color="C1", label=t("w.s52.after"))
             ax.set_xscale("log", base=2)
             ax.set_xticks(ks, [str(k) for k in ks])
             ax.set(title=label, xlabel="K", ylim=(-0.02, 1.02))
@@ -52,16 +53,14 @@ def pass_maj_explorer(p_right=0.3, top_wrong_share=0.6, alpha=2.0, k_max=64):
         ax2.legend(fontsize=7)
         K, Km = ks[-1], 16 if 16 in ks else ks[-1]  # the K notebook 07's Figure 7 reads, and the largest
         rows = [["", "p(right)", "Pass@1", f"Maj@{Km}", f"Pass@{Km}", f"Maj@{K}", f"Pass@{K}"]]
-        for name, c in (("before", before), (f"after (α = {alpha:g})", after)):
+        for name, c in ((t("w.s52.before"), before), (t("w.s52.after_alpha", alpha=alpha), after)):
             i = ks.index(Km)
             rows.append([name, c["p_right"], c["pass_at_k"][0], c["maj_at_k"][i], c["pass_at_k"][i],
                          c["maj_at_k"][-1], c["pass_at_k"][-1]])
         return data, fig, rows
 
-    return Explorer("Pass@K and Maj@K: what concentrating one question's answers does", controls, "p_right", compute,
-                    "K independent samples from the distribution, scored exactly (no finite list of answers). "
-                    "The power α acts on whole answers (p^α, renormalised), not on token temperature. It raises "
-                    "Maj@K when the right answer is the most likely one, and costs Pass@K when it is rare.")
+    return Explorer(t("w.s52.title"), controls, "p_right", compute,
+                    t("w.s52.note"))
 
 
 def noisy_signal(accuracy, flip_prob, group_size, n_groups=4000, seed=0):
@@ -99,9 +98,9 @@ def noisy_signal(accuracy, flip_prob, group_size, n_groups=4000, seed=0):
 
 def noisy_reward_explorer(flip_prob=0.2, accuracy=0.3, group_size=8):
     """§5.2.3: how much of RFT's, DPO's and GRPO's signal survives rewards flipped with probability ε."""
-    controls = {"flip_prob": _slider("ε: share of rewards flipped", flip_prob, 0.0, 0.5, 0.05),
-                "accuracy": _slider("accuracy of the sampled answers", accuracy, 0.05, 0.95, 0.05),
-                "group_size": _slider("group size G", group_size, 2, 16, 1, cls=W.IntSlider)}
+    controls = {"flip_prob": _slider(t("w.s52.flip"), flip_prob, 0.0, 0.5, 0.05),
+                "accuracy": _slider(t("w.s52.acc"), accuracy, 0.05, 0.95, 0.05),
+                "group_size": _slider(t("w.s52.group_size"), group_size, 2, 16, 1, cls=W.IntSlider)}
     grid = [i / 20 for i in range(11)]  # eps = 0 ... 0.5
 
     def compute(flip_prob, accuracy, group_size):
@@ -112,27 +111,26 @@ def noisy_reward_explorer(flip_prob=0.2, accuracy=0.3, group_size=8):
         data = {**now, "rft_precision_formula": formula, "curve": curve, "grid": grid}
         fig = Figure(figsize=(8, 3), layout="constrained")
         ax1, ax2 = fig.subplots(1, 2)
-        for key, label in (("rft_precision", "RFT: kept samples that are right"),
-                           ("dpo_right", "DPO: pairs ranked right"), ("dpo_reversed", "DPO: pairs reversed")):
+        for key, label in (("rft_precision", t("w.s52.rft_kept")),
+                           ("dpo_right", t("w.s52.dpo_right")), ("dpo_reversed", t("w.s52.dpo_rev"))):
             ax1.plot(grid, [float("nan") if c[key] is None else c[key] for c in curve], label=label)  # gap if none
         ax1.axvline(e, color="k", lw=0.5)
-        ax1.set(xlabel="ε", ylim=(0, 1.02), title=f"accuracy {a:.2f}")
+        ax1.set(xlabel="ε", ylim=(0, 1.02), title=t("w.s52.acc_title", a=a))
         ax1.legend(fontsize=7)
-        ax2.plot(grid, [c["grpo_adv_right"] for c in curve], color="C2", label="mean Â, right samples")
-        ax2.plot(grid, [c["grpo_adv_wrong"] for c in curve], color="C3", label="mean Â, wrong samples")
+        ax2.plot(grid, [c["grpo_adv_right"] for c in curve], color="C2", label=t("w.s52.adv_right"))
+        ax2.plot(grid, [c["grpo_adv_wrong"] for c in curve], color="C3", label=t("w.s52.adv_wrong"))
         ax2.axhline(0, color="grey", lw=0.5)
         ax2.axvline(e, color="k", lw=0.5)
         ax2.set(xlabel="ε", title=f"GRPO, G = {group_size}")
         ax2.legend(fontsize=7)
-        rows = [["at ε = " + f"{e:.2f}", "value"],
-                ["RFT: kept samples that are right (simulated)", now["rft_precision"]],
-                ["RFT: the same by Bayes' rule, (1−ε)a / ((1−ε)a + ε(1−a))", formula],
-                ["DPO: pairs ranked right / reversed", f"{_num(now['dpo_right'])} / {_num(now['dpo_reversed'])}"],
-                ["GRPO: mean Â on right / wrong samples",
+        rows = [[t("w.s52.at_eps") + f"{e:.2f}", t("w.s52.value")],
+                [t("w.s52.rft_sim"), now["rft_precision"]],
+                [t("w.s52.rft_bayes"), formula],
+                [t("w.s52.dpo_both"), f"{_num(now['dpo_right'])} / {_num(now['dpo_reversed'])}"],
+                [t("w.s52.grpo_adv"),
                  f"{_num(now['grpo_adv_right'], '+.3f')} / {_num(now['grpo_adv_wrong'], '+.3f')}"],
-                ["GRPO: right samples pushed down (Â < 0)", now["grpo_right_pushed_down"]]]
+                [t("w.s52.grpo_down"), now["grpo_right_pushed_down"]]]
         return data, fig, rows
 
-    return Explorer("Noisy rewards: what is left of each method's signal", controls, "flip_prob", compute,
-                    "Rewards of simulated samples, flipped by the package's NoisyReward. "
-                    "At ε = 0.5 the reward says nothing: every curve meets its no-information value.")
+    return Explorer(t("w.s52.noisy_title"), controls, "flip_prob", compute,
+                    t("w.s52.noisy_note"))

@@ -16,6 +16,7 @@ import sympy
 import torch
 
 from .compare import short_repr
+from .i18n import t
 
 TIME_LIMIT_S = 5.0
 MAX_OPS = 20_000  # larger expressions are refused before anything else runs
@@ -52,16 +53,16 @@ def read_expression(answer, want):
     names = {s.name: s for s in want.free_symbols}
     if torch.is_tensor(answer) or isinstance(answer, np.ndarray):
         if int(np.prod(tuple(answer.shape))) != 1:
-            raise ValueError(f"expected one sympy expression, got {short_repr(answer)}")
+            raise ValueError(t("sym.one_expression", got=short_repr(answer)))
         answer = answer.reshape(()).tolist()
     try:
         got = sympy.sympify(answer, locals=names) if isinstance(answer, str) else sympy.sympify(answer)
     except (sympy.SympifyError, TypeError, SyntaxError, ValueError, AttributeError):
-        raise ValueError(f"could not read {short_repr(answer)} as a sympy expression") from None
+        raise ValueError(t("sym.could_not_read", got=short_repr(answer))) from None
     if isinstance(got, sympy.core.relational.Relational):
-        raise ValueError("give the expression itself, not an equation")
+        raise ValueError(t("sym.not_equation"))
     if not isinstance(got, sympy.Expr):
-        raise ValueError(f"expected one sympy expression, got {type(answer).__name__}")
+        raise ValueError(t("sym.one_expression", got=type(answer).__name__))
     # Match symbols by name: the learner's Symbol('beta') may lack the assumptions of ours.
     return got.subs({s: names[s.name] for s in got.free_symbols if s.name in names}, simultaneous=True)
 
@@ -122,18 +123,18 @@ def _differs_by(got, want, n_points, seed):
             continue
         ratios.append(g / w if w != 0 else None)
         at = ", ".join(f"{s.name}={float(v):.3g}" for s, v in point.items())
-        first = first or f"at {at} yours gives {_fmt(g)}, the expected expression {_fmt(w)}"
+        first = first or t("sym.at", at=at, got=_fmt(g), want=_fmt(w))
     if not evaluated:
         return "unknown"
     if not ratios:
         return None
     if agreed:  # equal at some points, not at others: no constant factor explains it
-        return f"not equal to the expected expression: {first} (it agrees at some other points)"
+        return t("sym.not_equal_some", first=first)
     r0 = ratios[0]
     if all(r is not None and bool(abs(r - r0) <= sympy.Float("1e-9") * abs(r0)) for r in ratios):
         k = complex(r0)
-        return "the sign is flipped" if abs(k + 1) < 1e-9 else f"off by a constant factor of {k.real:.6g}"
-    return f"not equal to the expected expression: {first}"
+        return t("sym.sign_flipped") if abs(k + 1) < 1e-9 else t("sym.factor", k=k.real)
+    return t("sym.not_equal", first=first)
 
 
 def compare_expressions(got, want, *, n_points=8, seed=0, time_limit_s=TIME_LIMIT_S):
@@ -143,15 +144,14 @@ def compare_expressions(got, want, *, n_points=8, seed=0, time_limit_s=TIME_LIMI
         with time_limit(time_limit_s):
             ops = sympy.count_ops(got)
             if ops > MAX_OPS:
-                return f"is too large to check ({ops} operations): simplify it first"
+                return t("sym.too_large", ops=ops)
             verdict = _differs_by(got, want, n_points, seed)
             if verdict == "unknown":  # no point evaluates: only algebra can decide
                 diff = sympy.simplify(got - want)
-                verdict = None if diff == 0 else f"is not equal to the expected expression (yours minus it simplifies to {diff})"
+                verdict = None if diff == 0 else t("sym.not_equal_simplify", diff=diff)
     except TooSlow:
-        return (f"could not be compared within {time_limit_s:g} s; simplify your expression "
-                "(e.g. with sympy.simplify) and check again")
+        return t("sym.too_slow", s=time_limit_s)
     if verdict and extra:
-        return (f"uses {', '.join(extra)}, which the answer does not contain "
-                f"(it depends on {', '.join(sorted(s.name for s in want.free_symbols)) or 'no symbols'})")
+        return t("sym.extra", extra=', '.join(extra),
+                 symbols=', '.join(sorted(s.name for s in want.free_symbols)) or t("sym.no_symbols"))
     return verdict

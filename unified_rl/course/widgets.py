@@ -13,6 +13,7 @@ import torch
 from matplotlib.figure import Figure
 
 from unified_rl import advantages, coefficients
+from unified_rl.course.i18n import t
 from unified_rl.course.explorer import MAIN, OUTPUT, Explorer, _dropdown, _num, _slider, _table, labelled
 from unified_rl.course.paradigm_widgets import paradigm_coefficients, paradigm_explorer, synthetic_batch
 from unified_rl.course.plots import draw_coefficients
@@ -24,7 +25,7 @@ __all__ = ["MAIN", "OUTPUT", "Explorer", "DEFAULT_VALUES", "dpo_explorer", "grpo
 def dpo_explorer(beta=0.1, margin=1.0):
     """DPO (eq 14): the coefficient beta * sigmoid(beta x- - beta x+) against the margin x+ - x-."""
     controls = {"beta": _slider("β", beta, 0.01, 2.0, 0.01),
-                "margin": _slider("margin x⁺ − x⁻", margin, -10.0, 10.0, 0.1)}
+                "margin": _slider(t("w.dpo.margin"), margin, -10.0, 10.0, 0.1)}
 
     def coef(margins, beta):
         m = torch.as_tensor(margins, dtype=torch.float64)[:, None]  # (N, 1): one token per response
@@ -41,20 +42,18 @@ def dpo_explorer(beta=0.1, margin=1.0):
         g_pos, _ = coef(grid, beta)
         fig = Figure(figsize=(6, 3), layout="constrained")
         ax = fig.subplots()
-        ax.plot(grid, g_pos, label="exact: β·σ(βx⁻ − βx⁺)  (autograd of eq 12)")
-        ax.plot(grid, g_pos / beta, "--", label="eq 14 as printed: σ(βx⁻ − βx⁺)")
+        ax.plot(grid, g_pos, label=t("w.dpo.exact"))
+        ax.plot(grid, g_pos / beta, "--", label=t("w.dpo.printed"))
         ax.plot([margin], [data["coef_chosen"]], "o", color="C0")
-        ax.set(xlabel="margin x⁺ − x⁻", ylabel="GC on the chosen response", ylim=(0, max(1.05, beta * 1.05)))
+        ax.set(xlabel=t("w.dpo.margin"), ylabel=t("w.dpo.gc_chosen"), ylim=(0, max(1.05, beta * 1.05)))
         ax.legend(fontsize=7)
-        rows = [["", "value"], ["GC on chosen tokens (+c)", data["coef_chosen"]],
-                ["GC on rejected tokens (−c)", data["coef_rejected"]],
-                ["eq 14 as printed (no leading β)", data["eq14_printed"]]]
+        rows = [["", t("w.value")], [t("w.dpo.row_chosen"), data["coef_chosen"]],
+                [t("w.dpo.row_rejected"), data["coef_rejected"]],
+                [t("w.dpo.row_printed"), data["eq14_printed"]]]
         return data, fig, rows
 
-    return Explorer("DPO: the gradient coefficient", controls, "margin", compute,
-                    "The margin x⁺ − x⁻ is the chosen response's length-normalised log-ratio log(π_θ/π_ref) minus "
-                    "the rejected one's. A pair the policy already ranks well (large margin) gets a small push; "
-                    "a mis-ranked one a large push.")
+    return Explorer(t("w.dpo.title"), controls, "margin", compute,
+                    t("w.dpo.note"))
 
 
 DEFAULT_VALUES = (0.3, 0.35, 0.4, 0.5, 0.55, 0.6, 0.7, 0.8)
@@ -62,11 +61,11 @@ DEFAULT_VALUES = (0.3, 0.35, 0.4, 0.5, 0.55, 0.6, 0.7, 0.8)
 
 def ppo_explorer(gamma=1.0, lam=0.95, clip_eps=0.2, ratio=1.1, reward=1.0, values=DEFAULT_VALUES):
     """PPO (eq 15-18): GAE advantages along one response, and the clipped coefficient against the ratio."""
-    controls = {"gamma": _slider("γ (discount)", gamma, 0.5, 1.0, 0.01),
+    controls = {"gamma": _slider(t("w.ppo.gamma"), gamma, 0.5, 1.0, 0.01),
                 "lam": _slider("λ (GAE)", lam, 0.0, 1.0, 0.01),
-                "clip_eps": _slider("ε (clip)", clip_eps, 0.0, 0.5, 0.01),
+                "clip_eps": _slider(t("w.ppo.eps"), clip_eps, 0.0, 0.5, 0.01),
                 "ratio": _slider("ratio π/π_old", ratio, 0.5, 1.5, 0.01),
-                "reward": _slider("terminal reward", reward, -1.0, 1.0, 0.1)}
+                "reward": _slider(t("w.ppo.terminal"), reward, -1.0, 1.0, 0.1)}
     v = torch.tensor(values, dtype=torch.float64)[None]  # (1, T): the value model's predictions
     T = v.shape[1]
 
@@ -83,34 +82,34 @@ def ppo_explorer(gamma=1.0, lam=0.95, clip_eps=0.2, ratio=1.1, reward=1.0, value
                 "coef_neg": clipped([ratio], -1.0, clip_eps).item()}
         fig = Figure(figsize=(8, 3), layout="constrained")
         ax1, ax2 = fig.subplots(1, 2)
-        t = torch.arange(T)
-        ax1.bar(t, adv[0], color=["C2" if a >= 0 else "C3" for a in adv[0]], label="A_t (GAE)")
-        ax1.plot(t, v[0], "k.--", label="V_t")
-        ax1.set(xlabel="token t", title=f"GAE, γ={gamma:.2f}, λ={lam:.2f}")
+        tok = torch.arange(T)
+        ax1.bar(tok, adv[0], color=["C2" if a >= 0 else "C3" for a in adv[0]], label="A_t (GAE)")
+        ax1.plot(tok, v[0], "k.--", label="V_t")
+        ax1.set(xlabel=t("w.token_t"), title=t("w.ppo.gae_title", gamma=gamma, lam=lam))
         ax1.legend(fontsize=7)
         grid = torch.linspace(0.5, 1.5, 201, dtype=torch.float64)
         ax2.axvspan(1 - clip_eps, 1 + clip_eps, color="0.92")
         ax2.plot(grid, clipped(grid, 1.0, clip_eps), label="A = +1")
         ax2.plot(grid, clipped(grid, -1.0, clip_eps), label="A = −1")
         ax2.plot([ratio, ratio], [data["coef_pos"], data["coef_neg"]], "ko")
-        ax2.set(xlabel="ratio r", title="clipped GC: r·A inside, 0 outside")
+        ax2.set(xlabel=t("w.ppo.ratio_r"), title=t("w.ppo.clip_title"))
         ax2.legend(fontsize=7)
-        rows = [["token t"] + list(range(T)), ["V_t"] + v[0].tolist(), ["A_t"] + adv[0].tolist(),
+        rows = [[t("w.token_t")] + list(range(T)), ["V_t"] + v[0].tolist(), ["A_t"] + adv[0].tolist(),
                 ["GC at r, A=+1", data["coef_pos"]], ["GC at r, A=−1", data["coef_neg"]]]
         return data, fig, rows
 
-    return Explorer("PPO: GAE advantages and the clipped coefficient", controls, "lam", compute,
-                    "γ and λ shape how the terminal reward spreads back over the tokens; ε sets where the push stops.")
+    return Explorer(t("w.ppo.title"), controls, "lam", compute,
+                    t("w.ppo.note"))
 
 
 def grpo_explorer(rewards=(1, 0, 0, 1, 0, 1, 1, 0), group_size=4, beta=0.04, log_ratio=0.0):
     """GRPO (eq 21): group-relative advantages of G rewards, and the KL term beta * (pi_ref/pi - 1)."""
     G_max = len(rewards)
-    controls = {"group_size": _slider("group size G", group_size, 2, G_max, 1, cls=W.IntSlider)}
+    controls = {"group_size": _slider(t("w.grpo.group_size"), group_size, 2, G_max, 1, cls=W.IntSlider)}
     for i, r in enumerate(rewards):
         controls[f"reward_{i}"] = W.ToggleButton(value=bool(r), description=f"o{i + 1}: {'1' if r else '0'}",
                                                  layout=W.Layout(width="56px"))
-    controls["beta"] = _slider("β (KL weight)", beta, 0.0, 0.5, 0.01)
+    controls["beta"] = _slider(t("w.grpo.beta"), beta, 0.0, 0.5, 0.01)
     controls["log_ratio"] = _slider("log π_ref/π", log_ratio, -2.0, 2.0, 0.05)
     toggles = [controls[f"reward_{i}"] for i in range(G_max)]
 
@@ -129,16 +128,16 @@ def grpo_explorer(rewards=(1, 0, 0, 1, 0, 1, 1, 0), group_size=4, beta=0.04, log
         fig = Figure(figsize=(8, 3), layout="constrained")
         ax1, ax2 = fig.subplots(1, 2)
         ax1.bar(range(1, group_size + 1), adv, color=["C2" if x else "C3" for x in r])
-        ax1.set(xlabel="answer i in the group", ylabel="Â_i", title=f"group-relative advantage, G={group_size}")
+        ax1.set(xlabel=t("w.grpo.answer_i"), ylabel="Â_i", title=t("w.grpo.adv_title", group_size=group_size))
         ax2.plot(grid[:, 0], kl)
         ax2.plot([log_ratio], [data["kl_term"]], "o", color="C0")
-        ax2.set(xlabel="log π_ref − log π", title=f"KL term β(π_ref/π − 1), β={beta:.2f}")
-        rows = [["answer", "reward", "Â", "GC = Â + KL term"]] + [
+        ax2.set(xlabel="log π_ref − log π", title=t("w.grpo.kl_title", beta=beta))
+        rows = [[t("w.grpo.answer"), t("w.grpo.reward"), "Â", t("w.grpo.gc_col")]] + [
             [i + 1, int(r[i]), adv[i].item(), gc[i].item()] for i in range(group_size)]
         return data, fig, rows
 
-    ex = Explorer("GRPO: group-relative advantages and the KL term", controls, "group_size", compute,
-                  "Click an answer to flip its reward. A group whose rewards are all equal gives no signal.")
+    ex = Explorer(t("w.grpo.title"), controls, "group_size", compute,
+                  t("w.grpo.note"))
     ex.children[1].children = tuple(labelled(c) for c in (controls["group_size"], W.HBox(toggles),
                                                            controls["beta"], controls["log_ratio"]))
     return ex
@@ -146,10 +145,10 @@ def grpo_explorer(rewards=(1, 0, 0, 1, 0, 1, 1, 0), group_size=4, beta=0.04, log
 
 def rft_explorer(n_samples=16, accuracy=0.3, policy_accuracy=0.6, seed=0, max_len=10):
     """RFT (eq 10) vs online RFT (eq 11): which samples survive the filter I(o), per data source."""
-    controls = {"n_samples": _slider("samples per question", n_samples, 2, 32, 1, cls=W.IntSlider),
-                "accuracy": _slider("accuracy of the frozen SFT model (offline RFT)", accuracy, 0.0, 1.0, 0.05),
-                "policy_accuracy": _slider("accuracy of the current policy (online RFT)", policy_accuracy, 0.0, 1.0, 0.05),
-                "seed": _slider("seed", seed, 0, 20, 1, cls=W.IntSlider)}
+    controls = {"n_samples": _slider(t("w.rft.n"), n_samples, 2, 32, 1, cls=W.IntSlider),
+                "accuracy": _slider(t("w.rft.acc_off"), accuracy, 0.0, 1.0, 0.05),
+                "policy_accuracy": _slider(t("w.rft.acc_on"), policy_accuracy, 0.0, 1.0, 0.05),
+                "seed": _slider(t("w.seed"), seed, 0, 20, 1, cls=W.IntSlider)}
 
     def compute(n_samples, accuracy, policy_accuracy, seed):
         gen = torch.Generator().manual_seed(seed)
@@ -161,14 +160,14 @@ def rft_explorer(n_samples=16, accuracy=0.3, policy_accuracy=0.6, seed=0, max_le
         data = {"offline": off, "online": on, "mask": mask,
                 "kept_offline": int(off.amax(1).sum()), "kept_online": int(on.amax(1).sum())}
         fig = Figure(figsize=(7, 3), layout="constrained")
-        for ax, (name, c, k) in zip(fig.subplots(1, 2), [("offline RFT", off, data["kept_offline"]),
-                                                          ("online RFT", on, data["kept_online"])]):
-            draw_coefficients(ax, c, mask, f"{name}: {k}/{n_samples} kept", vmax=1.0)
-        rows = [["", "offline RFT (eq 10)", "online RFT (eq 11)"],
-                ["samples from", "frozen SFT model", "current policy"],
-                ["kept (GC = 1)", data["kept_offline"], data["kept_online"]],
-                ["dropped (GC = 0)", n_samples - data["kept_offline"], n_samples - data["kept_online"]]]
+        for ax, (name, c, k) in zip(fig.subplots(1, 2), [(t("w.rft.offline"), off, data["kept_offline"]),
+                                                          (t("w.rft.online"), on, data["kept_online"])]):
+            draw_coefficients(ax, c, mask, t("w.rft.kept_title", name=name, k=k, n_samples=n_samples), vmax=1.0)
+        rows = [["", t("w.rft.col_off"), t("w.rft.col_on")],
+                [t("w.rft.from"), t("w.rft.frozen"), t("w.rft.current")],
+                [t("w.rft.kept"), data["kept_offline"], data["kept_online"]],
+                [t("w.rft.dropped"), n_samples - data["kept_offline"], n_samples - data["kept_online"]]]
         return data, fig, rows
 
-    return Explorer("RFT vs online RFT: the filter I(o)", controls, "accuracy", compute,
-                    "Same coefficient, other data source: online RFT keeps more as the policy improves.")
+    return Explorer(t("w.rft.title"), controls, "accuracy", compute,
+                    t("w.rft.note"))

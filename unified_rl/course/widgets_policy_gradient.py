@@ -15,6 +15,7 @@ import torch
 from matplotlib.figure import Figure
 
 from unified_rl import coefficients as C
+from unified_rl.course.i18n import t
 from unified_rl.course.explorer import Explorer, _slider
 from unified_rl.methods.policy_gradient import GSPOConfig
 
@@ -74,11 +75,11 @@ def length_pushes(lengths, right):
 
 def policy_explorer(ratio=1.25, clip_eps=0.2, clip_eps_high=0.28, length=12, right=False):
     """The GC of one answer against the ratio (clip family) and its length (aggregation)."""
-    controls = {"ratio": _slider("ratio r", ratio, 0.5, 1.6, 0.01),
+    controls = {"ratio": _slider(t("w.pg.ratio_r"), ratio, 0.5, 1.6, 0.01),
                 "clip_eps": _slider("ε_low", clip_eps, 0.0, 0.5, 0.01),
                 "clip_eps_high": _slider("ε_high", clip_eps_high, 0.0, 0.5, 0.01),
-                "length": _slider("|o₁| (tokens)", length, 1, MAX_LEN, 1, cls=W.IntSlider),
-                "right": W.ToggleButtons(options=[("o₁ wrong", False), ("o₁ right", True)], value=right,
+                "length": _slider(t("w.pg.len"), length, 1, MAX_LEN, 1, cls=W.IntSlider),
+                "right": W.ToggleButtons(options=[(t("w.pg.o1_wrong"), False), (t("w.pg.o1_right"), True)], value=right,
                                          style={"button_width": "90px"})}
 
     def compute(ratio, clip_eps, clip_eps_high, length, right):
@@ -97,25 +98,22 @@ def policy_explorer(ratio=1.25, clip_eps=0.2, clip_eps_high=0.28, length=12, rig
             ax1.plot(grid, v, color=f"C{i}", lw=(3.0, 2.0, 1.6, 1.6)[i], ls=("-", "--", "-", ":")[i], label=k)
             ax1.plot([ratio], [here[k]], "o", color=f"C{i}", ms=4)
         ax1.axhline(0, color="k", lw=0.6)
-        ax1.set(xlabel="ratio r = π_θ/π_old of o₁'s tokens", ylabel="GC of a token of o₁",
-                title=f"o₁ {'right' if right else 'wrong'}: the clips")
+        ax1.set(xlabel=t("w.pg.xlabel1"), ylabel=t("w.pg.gc_token"),
+                title=t("w.pg.clips_right" if right else "w.pg.clips_wrong"))
         ax1.legend(fontsize=7)
         for i, (k, v) in enumerate(pushes.items()):
             ax2.plot(ns, v, "o-", ms=3, color=f"C{i + 4}", label=k)
         ax2.axvline(length, color="grey", lw=0.8, ls="--")
         ax2.axhline(0, color="k", lw=0.6)
-        ax2.set(xlabel="|o₁| (the others: 8 tokens)", ylabel="push per token: GC / |o₁|",
-                title="the aggregations, at r = 1")
+        ax2.set(xlabel=t("w.pg.xlabel2"), ylabel=t("w.pg.push"),
+                title=t("w.pg.agg_title"))
         ax2.legend(fontsize=7)
-        rows = [["", "GC of a token of o₁"]] + [[k, v] for k, v in here.items()]
-        rows += [["", "GSPO, o₁'s 1st token at r"], ["sequence ratio s = r^(1/|o₁|)", s],
-                 ["GC of that token", gspo_gc[0].item()], ["GC of o₁'s other tokens", gspo_gc[-1].item()]]
-        rows += [["", "push per token (GC / |o₁|)"]] + [[k, v] for k, v in push_here.items()]
+        rows = [["", t("w.pg.gc_token")]] + [[k, v] for k, v in here.items()]
+        rows += [["", t("w.pg.gspo_row")], [t("w.pg.seq_ratio"), s],
+                 [t("w.pg.gc_that"), gspo_gc[0].item()], [t("w.pg.gc_others"), gspo_gc[-1].item()]]
+        rows += [["", t("w.pg.push_row")]] + [[k, v] for k, v in push_here.items()]
         data = {"gc": here, "push": push_here, "gspo": {"s": s, "gc": gspo_gc.tolist()}}
         return data, fig, rows
 
-    return Explorer("The policy family: ratio, clip and length", controls, "ratio", compute,
-                    "o₁ and three 8-token answers (one right, two wrong) to one question. Left: where each clip "
-                    "stops the push (0) or caps it (CISPO); GSPO moves one token of o₁ and clips the sequence "
-                    "ratio s at 1 - 3e-4 / 1 + 4e-4 (red band, in r): one GC on every token. Right: with a negative advantage, GRPO's 1/|o| pushes "
-                    "a longer wrong answer down less per token; a constant L does not.")
+    return Explorer(t("w.pg.title"), controls, "ratio", compute,
+                    t("w.pg.note"))

@@ -11,6 +11,7 @@ import torch
 from matplotlib.figure import Figure
 
 from unified_rl import coefficients as C
+from unified_rl.course.i18n import t
 from unified_rl.course.explorer import Explorer, _slider
 
 GRID = torch.linspace(-3.0, 3.0, 241, dtype=torch.float64)  # margins on the plot
@@ -53,7 +54,7 @@ def preference_explorer(margin=0.0, beta=0.5, tau=1.0, simpo_beta=2.0, gamma=1.0
                         logp_rejected=-1.0, kto_beta=1.5, lam_d=1.0, lam_u=1.0):
     """The GC on the chosen response against the margin for DPO, IPO, SimPO and ORPO, and KTO's
     GC against x - z0; the table gives every value at the slider's margin."""
-    controls = {"margin": _slider("margin", margin, -3.0, 3.0, 0.05),
+    controls = {"margin": _slider(t("w.pref.margin"), margin, -3.0, 3.0, 0.05),
                 "beta": _slider("β (DPO)", beta, 0.05, 2.0, 0.05),
                 "tau": _slider("τ (IPO)", tau, 0.2, 5.0, 0.1),
                 "simpo_beta": _slider("β (SimPO)", simpo_beta, 0.5, 10.0, 0.5),
@@ -76,22 +77,21 @@ def preference_explorer(margin=0.0, beta=0.5, tau=1.0, simpo_beta=2.0, gamma=1.0
             ax1.plot(GRID, c, color=f"C{i}", label=name)
             ax1.plot([margin], [here[name][0]], "o", color=f"C{i}")
         ax1.axhline(0, color="0.5", lw=0.8)
-        ax1.axvline(1 / (2 * tau), color="C1", lw=0.8, ls=":", label="IPO target 1/(2τ)")
-        ax1.set(xlabel="margin (DPO, IPO: x⁺ − x⁻; SimPO, ORPO: l⁺ − l⁻)", ylabel="GC on the chosen response",
+        ax1.axvline(1 / (2 * tau), color="C1", lw=0.8, ls=":", label=t("w.pref.target"))
+        ax1.set(xlabel=t("w.pref.xlabel"), ylabel=t("w.dpo.gc_chosen"),
                 ylim=(-2.5, 3.0))
         ax1.legend(fontsize=7)
         d_grid, u_grid = kto_coefficients(GRID, kto_beta, lam_d, lam_u)
-        ax2.plot(GRID, d_grid, color="C4", label="desirable")
-        ax2.plot(GRID, u_grid, color="C4", ls="--", label="undesirable")
+        ax2.plot(GRID, d_grid, color="C4", label=t("w.pref.desirable"))
+        ax2.plot(GRID, u_grid, color="C4", ls="--", label=t("w.pref.undesirable"))
         ax2.plot([margin, margin], [data["KTO"][0], data["KTO"][1]], "o", color="C4")
         ax2.axhline(0, color="0.5", lw=0.8)
-        ax2.set(xlabel="x − z₀ (KTO, one response)", title="KTO", ylabel="GC")
+        ax2.set(xlabel=t("w.pref.kto_x"), title="KTO", ylabel="GC")
         ax2.legend(fontsize=7)
-        rows = [["method", "GC on chosen / desirable", "GC on rejected / undesirable"]]
+        rows = [[t("w.pref.method"), t("w.pref.col_chosen"), t("w.pref.col_rejected")]]
         rows += [[name, *(float("nan") if v != v else v for v in here[name])] for name in here]
-        rows.append(["KTO (at x − z₀ = margin)", *data["KTO"]])
+        rows.append([t("w.pref.kto_row"), *data["KTO"]])
         return data, fig, rows
 
-    return Explorer("The preference family: GC against the margin", controls, "margin", compute,
-                    "DPO's push fades as the margin grows; IPO's shrinks linearly and reverses past its "
-                    "target; ORPO adds SFT's 1; KTO pushes hardest at its reference point z₀.")
+    return Explorer(t("w.pref.title"), controls, "margin", compute,
+                    t("w.pref.note"))

@@ -10,6 +10,7 @@ import sympy
 import torch
 
 from unified_rl import advantages, coefficients
+from unified_rl.course.i18n import Msg
 from unified_rl.course.exercises import (ChoiceExercise, ExpressionExercise, FunctionExercise,
                                          SignExercise, ValueExercise)
 
@@ -19,10 +20,10 @@ beta = sympy.Symbol("beta", positive=True)
 x = sympy.Symbol("x", real=True)  # a margin of log-ratios: either sign
 q1 = ExpressionExercise(
     lambda: sympy.diff(sympy.log(1 / (1 + sympy.exp(-beta * x))), x),
-    var="dpo_gc", title="Q1: derive the DPO coefficient",
-    hint=["Differentiate `log(sigmoid(beta * x))` with respect to `x`; use `sympy.diff`.",
-          "`d/dz log sigmoid(z) = sigmoid(-z) = 1 - sigmoid(z)`; then apply the chain rule for `z = beta * x`."],
-    solution="```python\ndpo_gc = beta / (1 + sympy.exp(beta * x))   # = beta * sigmoid(-beta * x)\n```",
+    var="dpo_gc", title=Msg("example.q1.title"),
+    hint=[Msg("example.q1.hint1"),
+          Msg("example.q1.hint2")],
+    solution=Msg("example.q1.solution"),
     wrong=[1 / (1 + sympy.exp(beta * x)),            # eq 14 as printed: the leading beta dropped
            -beta / (1 + sympy.exp(beta * x)),        # sign flipped
            beta / (1 + sympy.exp(-beta * x))],       # sigmoid(+beta x): the wrong side
@@ -66,16 +67,16 @@ q2 = FunctionExercise(
         "real-valued rewards": {"rewards": torch.tensor([0.5, 2.0, -1.0, 0.0, 3.0, 3.0]), "group_size": 3},
     },
     random_inputs=_random_rewards,
-    var="my_group_relative", title="Q2: group-relative advantages",
-    hint=["Reshape the rewards to `(n_groups, group_size)` and normalise each row.",
-          "Use the sample standard deviation (`torch.std`'s default) and return 0 for a group whose rewards are all equal."],
+    var="my_group_relative", title=Msg("example.q2.title"),
+    hint=[Msg("example.q2.hint1"),
+          Msg("example.q2.hint2")],
     solution_value=_group_relative_solution,
     wrong=[_population_std, _whole_batch, _eps_ignored],
 )
 
 # q3 (prediction): the sign of the DPO coefficient on the rejected response.
-q3 = SignExercise(-1, var="rejected_sign", title="Q3: sign of GC on the rejected response",
-                  hint="DPO pushes the rejected response's log-probability down.", wrong=[1, 0])
+q3 = SignExercise(-1, var="rejected_sign", title=Msg("example.q3.title"),
+                  hint=Msg("example.q3.hint"), wrong=[1, 0])
 
 
 # q4 (predict-then-run): GRPO's coefficient for the one correct answer out of four, beta = 0.
@@ -86,14 +87,14 @@ def _one_correct_of_four():
 
 
 q4 = ValueExercise(_one_correct_of_four, atol=0.05, var="predicted_gc",
-                   title="Q4: predict GRPO's coefficient for 1 correct answer in 4",
-                   hint="`mean = 1/4`; the sample std of `(1, 0, 0, 0)` is `sqrt(1/4) = 0.5`.",
+                   title=Msg("example.q4.title"),
+                   hint=Msg("example.q4.hint"),
                    wrong=[0.75, 1.0, -1.5])
 
 # q5 (choice): which component makes online RFT differ from RFT.
 q5 = ChoiceExercise(
     {"data source": "where (q, o) come from", "reward": "how o is scored", "coefficient": "GC"},
-    "data source", var="online_rft_differs_in", title="Q5: RFT vs online RFT",
-    why={"coefficient": "both use GC = I(o) (eq 10 and eq 11 are the same function)",
-         "reward": "both use the same rule that checks the answer"},
+    "data source", var="online_rft_differs_in", title=Msg("example.q5.title"),
+    why={"coefficient": Msg("example.q5.why.coefficient"),
+         "reward": Msg("example.q5.why.reward")},
 )

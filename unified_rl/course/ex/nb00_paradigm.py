@@ -6,16 +6,17 @@ In the notebook:  from unified_rl.course.ex.nb00_paradigm import q1, q2, q3
 import torch
 
 from unified_rl import paradigm
+from unified_rl.course.i18n import Msg
 from unified_rl.course.exercises import ChoiceExercise, FunctionExercise, ValueExercise
 
 # q1 (choice): which of the three components separates GRPO from online RFT.
 q1 = ChoiceExercise(
     {"data source": "where (q, o) come from", "reward function": "how o is scored",
      "gradient coefficient": "how hard each token's log-prob is pushed"},
-    "gradient coefficient", var="grpo_differs_in", title="Q1: GRPO vs online RFT",
-    hint="Look at the rows of `online-rft` and `grpo` in the table: which column differs?",
-    why={"data source": "both sample the current policy (`PolicySamples`)",
-         "reward function": "both score a sample with the same rule (`RuleReward`)"},
+    "gradient coefficient", var="grpo_differs_in", title=Msg("nb00.q1.title"),
+    hint=Msg("nb00.q1.hint"),
+    why={"data source": Msg("nb00.q1.why.data_source"),
+         "reward function": Msg("nb00.q1.why.reward_function")},
     wrong=["data source", "reward function"],
 )
 
@@ -30,10 +31,10 @@ def _surrogate_grad_first_token():
 
 q2 = ValueExercise(
     _surrogate_grad_first_token, atol=1e-6, var="d_loss_d_logp",
-    title="Q2: predict d(surrogate)/d logp[0, 0]",
-    hint=["The surrogate is `-(1/B) sum_i (1/|o_i|) sum_t GC * logp[i, t]`; differentiate it with respect to one entry.",
-          "`B = 2`, `|o_0| = 4` and `GC = 1`: the derivative is `-GC / (B |o_0|)`."],
-    solution="```python\nd_loss_d_logp = -1 / (2 * 4)   # -GC / (B |o_0|) = -0.125\n```",
+    title=Msg("nb00.q2.title"),
+    hint=[Msg("nb00.q2.hint1"),
+          Msg("nb00.q2.hint2")],
+    solution=Msg("nb00.q2.solution"),
     wrong=[-0.25, -1 / 12, 0.125],  # no batch mean; one mean over all 12 tokens; the sign of J, not of the loss
 )
 
@@ -92,11 +93,9 @@ q3 = FunctionExercise(
                                          "mask": torch.tensor([[0.0, 1.0, 1.0]])},
     },
     random_inputs=_random_batch, atol=1e-9,
-    var="my_surrogate_loss", title="Q3: write the eq-5 surrogate",
-    hint=["Per response: sum `coef * logp` over its tokens (times `mask`) and divide by its length `mask.sum(-1)`; "
-          "then average over the batch and negate (it is a loss to minimise).",
-          "Detach the coefficient (`coef.detach()`): GC is a weight, not something to differentiate. "
-          "The checker backpropagates your loss and looks at the gradient that reaches `coef`."],
+    var="my_surrogate_loss", title=Msg("nb00.q3.title"),
+    hint=[Msg("nb00.q3.hint1"),
+          Msg("nb00.q3.hint2")],
     solution_value=_surrogate_solution,
     wrong=[_no_detach, _token_mean, _no_minus, _no_mask, _batch_sum, _no_length_norm],
 )

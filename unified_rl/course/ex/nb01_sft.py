@@ -7,6 +7,7 @@ import sympy
 import torch
 
 from unified_rl import objectives
+from unified_rl.course.i18n import Msg
 from unified_rl.course.exercises import ExpressionExercise, FunctionExercise, ValueExercise
 
 # q1 (derivation): a token mean over the batch is eq 5 with a length-dependent GC.
@@ -15,12 +16,10 @@ from unified_rl.course.exercises import ExpressionExercise, FunctionExercise, Va
 n1, n2, gc = sympy.symbols("n1 n2 GC", positive=True)
 q1 = ExpressionExercise(
     lambda: sympy.solve(sympy.Eq(gc / (2 * n1), 1 / (n1 + n2)), gc)[0],
-    var="token_mean_gc", title="Q1: the GC hidden in a token mean",
-    hint=["Differentiate the token mean with respect to one log-prob of response 1: every token has the same "
-          "weight, `1 / (n1 + n2)`.",
-          "Eq 5 on a batch of `B = 2` gives that token the weight `GC / (2 * n1)`. Set the two equal and solve "
-          "for `GC` (`sympy.solve`)."],
-    solution="```python\ntoken_mean_gc = 2 * n1 / (n1 + n2)\n```",
+    var="token_mean_gc", title=Msg("nb01.q1.title"),
+    hint=[Msg("nb01.q1.hint1"),
+          Msg("nb01.q1.hint2")],
+    solution=Msg("nb01.q1.solution"),
     wrong=[n1 / (n1 + n2),        # forgot the batch mean over B = 2
            sympy.Integer(1),       # eq 6's own GC
            2 * n2 / (n1 + n2)],    # the other response's length
@@ -73,11 +72,9 @@ q2 = FunctionExercise(
            "a prompt token off the mask": {"logp": torch.tensor([[-5.0, -1.0, -0.5]]),
                                            "mask": torch.tensor([[0.0, 1.0, 1.0]])}},
     random_inputs=_random_batch, atol=1e-9,
-    var="my_sft_objective", title="Q2: write the SFT objective (eq 6)",
-    hint=["For each response: the sum of its tokens' log-probs (`(logp * mask).sum(-1)`) divided by its "
-          "length `|o|` (`mask.sum(-1)`).",
-          "Then average over the responses of the batch. It is an objective: no minus sign. The checker also "
-          "compares the gradient that reaches `logp`."],
+    var="my_sft_objective", title=Msg("nb01.q2.title"),
+    hint=[Msg("nb01.q2.hint1"),
+          Msg("nb01.q2.hint2")],
     solution_value=_sft_solution,
     wrong=[_token_mean, _no_length_norm, _no_mask, _batch_sum, _negated, _detached],
 )
@@ -99,9 +96,9 @@ def _weight_ratio():
 
 q3 = ValueExercise(
     _weight_ratio, atol=1e-6, var="short_over_long",
-    title="Q3: predict the per-token weight ratio, short over long",
-    hint=["Under eq 6 every response has the same total weight, spread over its `|o|` tokens.",
-          "`|o|` counts the response's characters plus the closing `<eos>` token."],
-    solution="```python\nshort_over_long = 13 / 8   # |o| = 12 + 1 for the long response, 7 + 1 for the short one\n```",
+    title=Msg("nb01.q3.title"),
+    hint=[Msg("nb01.q3.hint1"),
+          Msg("nb01.q3.hint2")],
+    solution=Msg("nb01.q3.solution"),
     wrong=[1.0, 12 / 7, 8 / 13],  # token mean; forgot <eos>; inverted
 )

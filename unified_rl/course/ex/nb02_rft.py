@@ -8,6 +8,7 @@ import sympy
 import torch
 
 from unified_rl import coefficients
+from unified_rl.course.i18n import Msg
 from unified_rl.course.exercises import ChoiceExercise, ExpressionExercise, FunctionExercise, SignExercise
 from unified_rl.course.gradcheck import surrogate_without_detach
 
@@ -23,13 +24,10 @@ def _kept_mean_objective():
 
 q1 = ExpressionExercise(
     lambda: 2 * 2 * sympy.diff(_kept_mean_objective(), ell[0]),
-    var="kept_mean_gc", title="Q1: the GC of a mean over the kept samples",
-    hint=["Write `J = (I_1 * (ell_1 + ell_2) / 2 + I_2 * (ell_3 + ell_4) / 2) / (I_1 + I_2)` and differentiate "
-          "with respect to `ell_1` (`sympy.diff`).",
-          "Eq 5 on a batch of `B = 2` gives a token of sample 1 the weight `GC / (B * |o_1|)` with `|o_1| = 2`: "
-          "so `GC = 4 * dJ/d ell_1`."],
-    solution=("```python\nJ = (I_1 * (ell_1 + ell_2) / 2 + I_2 * (ell_3 + ell_4) / 2) / (I_1 + I_2)\n"
-              "kept_mean_gc = 2 * 2 * sympy.diff(J, ell_1)   # = 2 I_1 / (I_1 + I_2)\n```"),
+    var="kept_mean_gc", title=Msg("nb02.q1.title"),
+    hint=[Msg("nb02.q1.hint1"),
+          Msg("nb02.q1.hint2")],
+    solution=Msg("nb02.q1.solution"),
     wrong=[I_1 / (I_1 + I_2),                # forgot the batch size B = 2
            I_1,                              # eq 10 as if nothing were renormalised
            4 * I_1 / (I_1 + I_2),            # |o_1| counted twice
@@ -84,17 +82,16 @@ q2 = FunctionExercise(
            "all wrong": {"correct": torch.zeros(3), "mask": torch.ones(3, 2)}},
     random_inputs=_random_batch, detached=True,
     loss=surrogate_without_detach((None, None, "mask")),  # the gradient eq 5 gives a policy's log-probs
-    var="my_rft_coefficient", title="Q2: write the RFT coefficient (eq 10)",
-    hint=["GC is `I(o)` on every response token of a sample: broadcast `correct` `(B,)` over the tokens "
-          "`(B, T)` with `correct[:, None]`.",
-          "Multiply by the mask: prompt and padding get 0, never `I(o)`."],
+    var="my_rft_coefficient", title=Msg("nb02.q2.title"),
+    hint=[Msg("nb02.q2.hint1"),
+          Msg("nb02.q2.hint2")],
     solution_value=_rft_solution,
     wrong=[_forgets_mask, _keeps_wrong, _sft_instead, _negative_on_wrong, _last_token_only, _divided_by_length],
 )
 
 # q3 (prediction): the push RFT gives to a token of a wrong sample.
-q3 = SignExercise(0, var="wrong_sample_sign", title="Q3: sign of GC on a wrong sample",
-                  hint="Eq 10: `I(o)` for an incorrect answer.", wrong=[-1, 1])
+q3 = SignExercise(0, var="wrong_sample_sign", title=Msg("nb02.q3.title"),
+                  hint=Msg("nb02.q3.hint"), wrong=[-1, 1])
 
 # q4 (prediction): what happens to the share of surviving samples while RFT trains.
 q4 = ChoiceExercise(
@@ -102,9 +99,9 @@ q4 = ChoiceExercise(
      "stays at the SFT model's level": "it fluctuates around the same value",
      "falls": "fewer and fewer samples survive"},
     "stays at the SFT model's level", var="rft_survival_over_training",
-    title="Q4: predict the survival rate over RFT training",
-    hint="Which model draws RFT's samples: the one being trained, or another one?",
-    why={"rises": "that would need samples of the improving policy; RFT samples the frozen SFT model",
-         "falls": "the sampler never changes, so neither does its accuracy"},
+    title=Msg("nb02.q4.title"),
+    hint=Msg("nb02.q4.hint"),
+    why={"rises": Msg("nb02.q4.why.rises"),
+         "falls": Msg("nb02.q4.why.falls")},
     wrong=["rises", "falls"],
 )

@@ -7,6 +7,7 @@ import sympy
 import torch
 
 from unified_rl import objectives
+from unified_rl.course.i18n import Msg
 from unified_rl.course.exercises import ChoiceExercise, ExpressionExercise, FunctionExercise
 
 # q1 (derivation): a policy right with probability p = sigmoid(theta); the samples come from a sampler
@@ -18,13 +19,10 @@ rho = sympy.Symbol("rho", positive=True)  # a probability
 _p = 1 / (1 + sympy.exp(-theta))
 q1 = ExpressionExercise(
     lambda: rho * sympy.diff(sympy.log(_p), theta) + (1 - rho) * 0,
-    var="expected_online_grad", title="Q1: what eq 11 estimates, for any sampler",
-    hint=["Two outcomes under the sampler: right with probability `rho` (`I(o) = 1`), wrong with `1 - rho` "
-          "(`I(o) = 0`). The log-prob that is differentiated is the policy's: `log p` for the right answer.",
-          "`E[I(o) d log pi_theta(o)/dtheta] = rho * d(log p)/dtheta + (1 - rho) * 0`: write it with `sympy.diff` "
-          "and `sympy.log`."],
-    solution=("```python\np = 1 / (1 + sympy.exp(-theta))\n"
-              "expected_online_grad = rho * sympy.diff(sympy.log(p), theta) + (1 - rho) * 0   # = rho (1 - p)\n```"),
+    var="expected_online_grad", title=Msg("nb03.q1.title"),
+    hint=[Msg("nb03.q1.hint1"),
+          Msg("nb03.q1.hint2")],
+    solution=Msg("nb03.q1.solution"),
     wrong=[sympy.diff(_p, theta),  # the shortcut dp/dtheta: true only when the sampler is the policy (rho = p)
            rho * sympy.diff(_p, theta),  # d p instead of d log p: the log-derivative trick skipped
            rho * sympy.diff(sympy.log(_p), theta) + (1 - rho) * sympy.diff(sympy.log(1 - _p), theta),  # I(o) = 1 for both
@@ -82,11 +80,9 @@ q2 = FunctionExercise(
                                         "correct": torch.tensor([0.0, 1.0, 0.0]),
                                         "mask": torch.tensor([[1.0, 1.0, 1.0], [1.0, 1.0, 0.0], [1.0, 0.0, 0.0]])}},
     random_inputs=_random_batch, atol=1e-9,
-    var="my_online_rft_objective", title="Q2: write the online RFT objective",
-    hint=["Per sample: `I(o)` (`correct[:, None]`) times the mean log-prob of its response tokens; then the "
-          "mean over all samples.",
-          "Wrong samples still count in the batch mean (with 0): dividing by the number of survivors changes "
-          "the scale. The checker also compares the gradient that reaches `logp`."],
+    var="my_online_rft_objective", title=Msg("nb03.q2.title"),
+    hint=[Msg("nb03.q2.hint1"),
+          Msg("nb03.q2.hint2")],
     solution_value=_solution,
     wrong=[_no_filter, _only_survivors_averaged, _keeps_wrong, _token_mean, _batch_sum, _detached],
 )
@@ -96,10 +92,10 @@ q3 = ChoiceExercise(
     {"RFT": "samples of the frozen SFT model", "online RFT": "samples of the policy being trained",
      "both": "", "neither": ""},
     "online RFT", var="survival_can_change_in",
-    title="Q3: in which run can the share of surviving samples change?",
-    hint="The share of samples that survive is the accuracy of whichever model draws them.",
-    why={"RFT": "RFT's sampler is the frozen SFT model: its accuracy cannot change",
-         "both": "RFT's sampler is frozen",
-         "neither": "online RFT samples the policy, whose accuracy changes as it trains"},
+    title=Msg("nb03.q3.title"),
+    hint=Msg("nb03.q3.hint"),
+    why={"RFT": Msg("nb03.q3.why.RFT"),
+         "both": Msg("nb03.q3.why.both"),
+         "neither": Msg("nb03.q3.why.neither")},
     wrong=["RFT", "both", "neither"],
 )

@@ -10,6 +10,7 @@ import sympy
 import torch
 
 from unified_rl import coefficients
+from unified_rl.course.i18n import Msg
 from unified_rl.course.exercises import ChoiceExercise, ExpressionExercise, FunctionExercise, ValueExercise
 
 # q1 (derivation): the coefficient of one *rejected* token, with |o-| = 2 and per-token log-ratios
@@ -28,13 +29,10 @@ def _q1_objective():
 
 q1 = ExpressionExercise(
     lambda: 2 * sympy.diff(_q1_objective(), l1),
-    var="gc_rejected_token", title="Q1: the coefficient of a rejected token",
-    hint=["Write `J = sympy.log(1 / (1 + sympy.exp(-(beta*x_plus - beta*(l1 + l2)/2))))`, differentiate with "
-          "respect to `l1`, and multiply by `|o-| = 2` (eq 5 divides by `|o|`, so `GC = |o| dJ/dl`).",
-          "`d/dz log sigmoid(z) = sigmoid(-z)`; the inner derivative of `-beta*(l1 + l2)/2` is `-beta/2`."],
-    solution=("```python\nJ = sympy.log(1 / (1 + sympy.exp(-(beta * x_plus - beta * (l1 + l2) / 2))))\n"
-              "gc_rejected_token = 2 * sympy.diff(J, l1)\n"
-              "# = -beta * sigmoid(beta*x_minus - beta*x_plus), x_minus = (l1 + l2)/2: eq 14 with its beta\n```"),
+    var="gc_rejected_token", title=Msg("nb04.q1.title"),
+    hint=[Msg("nb04.q1.hint1"),
+          Msg("nb04.q1.hint2")],
+    solution=Msg("nb04.q1.solution"),
     wrong=[sympy.diff(_q1_objective(), l1),  # forgot |o-|: off by 1/2
            -_sigmoid(beta * (l1 + l2) / 2 - beta * x_plus),  # eq 14 as printed: no leading beta
            beta * _sigmoid(beta * (l1 + l2) / 2 - beta * x_plus),  # sign of a chosen token
@@ -123,11 +121,9 @@ q2 = FunctionExercise(
         "ragged lengths with padding": lambda gen: _pair(gen, B=4, T=7, beta=0.3),
     },
     random_inputs=lambda gen: _pair(gen, beta=float(torch.rand((), generator=gen)) * 2 + 0.05),
-    detached=True, var="my_dpo_coef", title="Q2: implement the exact DPO coefficient",
-    hint=["`x = ((logp - logp_ref) * mask).sum(-1) / mask.sum(-1)` for chosen and rejected; "
-          "`c = beta * torch.sigmoid(beta * x_rejected - beta * x_chosen)`, one number per pair.",
-          "Return `(c[:, None] * mask_chosen, -c[:, None] * mask_rejected)`, detached: the checker feeds log-probs "
-          "that require grad and backpropagates eq 5's surrogate through your coefficient."],
+    detached=True, var="my_dpo_coef", title=Msg("nb04.q2.title"),
+    hint=[Msg("nb04.q2.hint1"),
+          Msg("nb04.q2.hint2")],
     solution_value=_dpo_solution,
     wrong=[_printed, _summed, _same_sign, _not_detached, _per_token, _unmasked],
 )
@@ -144,8 +140,8 @@ def _saturated_gc():
 
 q3 = ValueExercise(
     _saturated_gc, atol=0.005, var="predicted_gc",
-    title="Q3: predict the coefficient of a pair with margin x+ - x- = 4 at beta = 0.5",
-    hint=["`c = beta * sigmoid(-beta * margin) = 0.5 * sigmoid(-2)`.", "`sigmoid(-2) = 1 / (1 + e^2) ≈ 0.119`."],
+    title=Msg("nb04.q3.title"),
+    hint=[Msg("nb04.q3.hint1"), Msg("nb04.q3.hint2")],
     wrong=[0.5, 0.25, 0.119, 0.0],  # no saturation; sigmoid(0) * beta; eq 14 as printed; fully saturated
 )
 
@@ -155,9 +151,9 @@ q4 = ChoiceExercise(
      "x_plus": "J rewards a larger x+ on its own",
      "length": "|o+| and |o-| differ, so the normalisation pushes x+ down",
      "beta": "a small beta lets x+ fall; a large beta would hold it up"},
-    "margin", var="what_dpo_constrains", title="Q4: what does eq 12 constrain?",
-    hint="Write J as a function of x+ and x-: does it change if both fall by the same amount?",
-    why={"x_plus": "J = log sigmoid(beta (x+ - x-)) is unchanged when x+ and x- fall together",
-         "length": "the normalisation is the same before and after; it cannot make x+ fall",
-         "beta": "beta scales the margin; J still depends on x+ and x- only through x+ - x-"},
+    "margin", var="what_dpo_constrains", title=Msg("nb04.q4.title"),
+    hint=Msg("nb04.q4.hint"),
+    why={"x_plus": Msg("nb04.q4.why.x_plus"),
+         "length": Msg("nb04.q4.why.length"),
+         "beta": Msg("nb04.q4.why.beta")},
 )

@@ -10,6 +10,7 @@ import sympy
 import torch
 
 from unified_rl import advantages, coefficients
+from unified_rl.course.i18n import Msg
 from unified_rl.course.exercises import ExpressionExercise, FunctionExercise, ValueExercise
 
 # q1 (derivation): the exact coefficient of eq 16 for one token, off-policy (pi_old != pi_theta).
@@ -17,10 +18,10 @@ ell, ell_old, A = sympy.symbols("ell ell_old A", real=True)  # log-probs and an 
 
 q1 = ExpressionExercise(
     lambda: sympy.diff(sympy.exp(ell - ell_old) * A, ell),
-    var="gc_eq16", title="Q1: the exact coefficient of eq 16",
-    hint=["For a one-token response, `J = ratio * A` with `ratio = exp(ell - ell_old)`; `GC = |o| dJ/d ell = dJ/d ell`.",
-          "Only `ell` depends on theta: `ell_old` was computed by the sampling policy and `A` by GAE."],
-    solution="```python\ngc_eq16 = sympy.diff(sympy.exp(ell - ell_old) * A, ell)   # = A * exp(ell - ell_old) = r * A\n```",
+    var="gc_eq16", title=Msg("nb05.q1.title"),
+    hint=[Msg("nb05.q1.hint1"),
+          Msg("nb05.q1.hint2")],
+    solution=Msg("nb05.q1.solution"),
     wrong=[A,  # eq 18: the value at pi_old = pi_theta only
            sympy.exp(ell - ell_old),  # the ratio without the advantage
            -A * sympy.exp(ell - ell_old),  # sign flipped
@@ -40,10 +41,10 @@ def _gae_first_token():
 
 
 q2 = ExpressionExercise(
-    _gae_first_token, var="adv_first_token", title="Q2: GAE for the first of two tokens",
-    hint=["`delta_t = r_t + gamma V_{t+1} - V_t`, with `r_1 = 0`, `r_2 = R` and `V_3 = 0` (nothing after the response).",
-          "`A_1 = delta_1 + gamma * lam * delta_2`."],
-    solution="```python\nadv_first_token = (gamma * V2 - V1) + gamma * lam * (R - V2)\n```",
+    _gae_first_token, var="adv_first_token", title=Msg("nb05.q2.title"),
+    hint=[Msg("nb05.q2.hint1"),
+          Msg("nb05.q2.hint2")],
+    solution=Msg("nb05.q2.solution"),
     wrong=[(gamma * V2 - V1) + lam * (R - V2),  # lambda without gamma
            (gamma * V2 - V1) + gamma * lam * (R + gamma * V2 - V2),  # bootstrapping past the end
            gamma * R - V1,  # Monte Carlo return minus V (lambda = 1), not GAE
@@ -114,10 +115,9 @@ q3 = FunctionExercise(
             "values": torch.tensor([[0.3, 0.6, 0.9, 0.9], [0.1, 0.2, 0.3, 0.4]]),
             "mask": torch.tensor([[1.0, 1.0, 0.0, 0.0], [1.0, 1.0, 1.0, 1.0]]), "gamma": 0.99, "lam": 0.9},
     },
-    random_inputs=_gae_inputs, var="my_gae", title="Q3: implement GAE",
-    hint=["Walk the tokens backwards: `delta_t = r_t + gamma V_{t+1} - V_t` with `V = 0` after the last "
-          "response token, then `A_t = delta_t + gamma lam A_{t+1}`.",
-          "Return (adv, returns) with returns = adv + values, both 0 off the mask."],
+    random_inputs=_gae_inputs, var="my_gae", title=Msg("nb05.q3.title"),
+    hint=[Msg("nb05.q3.hint1"),
+          Msg("nb05.q3.hint2")],
     solution_value=_gae_solution,
     wrong=[_gae_no_lambda, _gae_bootstraps_past_the_end, _gae_monte_carlo_returns],
 )
@@ -132,9 +132,9 @@ def _clipped_negative():
 
 q4 = ValueExercise(
     _clipped_negative, atol=1e-4, var="predicted_gc",
-    title="Q4: predict the clipped coefficient for A = -1 at ratio 1.3 (clip_eps = 0.2)",
-    hint=["The clip only stops the push in the direction the advantage asks for: up for `A > 0`, down for `A < 0`.",
-          "For `A < 0` the term `min(rA, clip(r)A)` picks `rA` whenever `r > 1 - eps`: its derivative is `r A`."],
+    title=Msg("nb05.q4.title"),
+    hint=[Msg("nb05.q4.hint1"),
+          Msg("nb05.q4.hint2")],
     wrong=[0.0, -1.0, -1.2, 1.3],  # clipped to 0; eq 18 on-policy; clip(r) * A; wrong sign
 )
 
@@ -228,11 +228,9 @@ q5 = FunctionExercise(
            "one token in each region of the table": _one_token_each([0.7, 1.1, 1.3, 0.7, 0.9, 1.3],
                                                                     [1.0, 1.0, 1.0, -1.0, -1.0, -1.0])},
     random_inputs=_ppo_inputs, detached=True, var="my_ppo_gc",
-    title="Q5: implement the exact clipped coefficient of eq 15",
-    hint=["`ratio = torch.exp(logp - logp_old)`; the coefficient is `ratio * adv`, except 0 where the token has "
-          "moved more than `clip_eps` in the direction its advantage asks for.",
-          "That is `(adv > 0) & (ratio > 1 + clip_eps)` or `(adv < 0) & (ratio < 1 - clip_eps)`. Multiply by the "
-          "mask and return it detached: the checker backpropagates eq 5's surrogate through your coefficient."],
+    title=Msg("nb05.q5.title"),
+    hint=[Msg("nb05.q5.hint1"),
+          Msg("nb05.q5.hint2")],
     solution_value=_ppo_gc_solution,
     wrong=[_printed_a, _clip_both_sides, _clipped_ratio, _sides_swapped, _sign_flipped, _per_token_share,
            _not_detached, _eps_hard_coded, _no_mask],

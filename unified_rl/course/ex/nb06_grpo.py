@@ -9,6 +9,7 @@ import sympy
 import torch
 
 from unified_rl import advantages, coefficients, objectives
+from unified_rl.course.i18n import Msg
 from unified_rl.course.exercises import ExpressionExercise, FunctionExercise, ValueExercise
 
 # q1 (derivation): the KL term of eq 19. With ell = log pi_theta(o_t) and ell_ref = log pi_ref(o_t),
@@ -18,11 +19,10 @@ beta = sympy.Symbol("beta", positive=True)
 _k3 = sympy.exp(ell_ref - ell) - (ell_ref - ell) - 1
 q1 = ExpressionExercise(
     lambda: sympy.diff(-beta * _k3, ell),
-    var="kl_gc", title="Q1: derive the KL term of GRPO's coefficient",
-    hint=["Write `pi_ref/pi` as `exp(ell_ref - ell)` and differentiate `-beta * k3` with `sympy.diff(..., ell)`.",
-          "`d/d ell` of `exp(ell_ref - ell)` is `-exp(ell_ref - ell)`; of `-(ell_ref - ell)` it is `+1`."],
-    solution="```python\nkl_gc = sympy.diff(-beta * (sympy.exp(ell_ref - ell) - (ell_ref - ell) - 1), ell)\n"
-             "# = beta * (exp(ell_ref - ell) - 1) = beta * (pi_ref / pi - 1): eq 21's second term\n```",
+    var="kl_gc", title=Msg("nb06.q1.title"),
+    hint=[Msg("nb06.q1.hint1"),
+          Msg("nb06.q1.hint2")],
+    solution=Msg("nb06.q1.solution"),
     wrong=[-beta * (sympy.exp(ell_ref - ell) - 1),   # the derivative of +beta k3: sign flipped
            beta * (sympy.exp(ell - ell_ref) - 1),    # pi / pi_ref instead of pi_ref / pi
            sympy.exp(ell_ref - ell) - 1,             # beta dropped
@@ -115,9 +115,9 @@ q2 = FunctionExercise(
            "pi_theta = pi_ref (no KL push)": _case([0.0, 1.0, 1.0, 0.0, 1.0, 0.0], 3, 0.0)},
     random_inputs=lambda gen: _batch(gen, int(torch.randint(1, 4, (), generator=gen)),
                                      int(torch.randint(2, 6, (), generator=gen))),
-    detached=True, var="my_grpo_gc", title="Q2: implement eq 21",
-    hint=["A-hat comes from `advantages.group_relative(rewards, group_size)`; give it a token axis with `[:, None]`.",
-          "`pi_ref / pi = exp(logp_ref - logp)`. Multiply by the mask and return a detached tensor."],
+    detached=True, var="my_grpo_gc", title=Msg("nb06.q2.title"),
+    hint=[Msg("nb06.q2.hint1"),
+          Msg("nb06.q2.hint2")],
     solution_value=_grpo_gc_solution,
     wrong=[_kl_sign_flipped, _ratio_inverted, _mask_forgotten, _not_detached, _population_std, _beta_missing,
            _per_token_share, _batch_normalised, _beta_hard_coded],
@@ -126,9 +126,9 @@ q2 = FunctionExercise(
 # q3 (prediction): the chance that a group of G = 4 independent samples, each right with p = 0.25,
 # is all right or all wrong, so that every A-hat in it is 0.
 q3 = ValueExercise(lambda: 0.25 ** 4 + 0.75 ** 4, atol=1e-6, var="zero_signal_prob",
-                   title="Q3: predict the chance that a group of 4 carries no signal (p = 0.25)",
-                   hint=["A group carries no signal when all G answers are right or all G are wrong.",
-                         "Independent samples: P(all right) = p^G and P(all wrong) = (1 - p)^G; add them."],
+                   title=Msg("nb06.q3.title"),
+                   hint=[Msg("nb06.q3.hint1"),
+                         Msg("nb06.q3.hint2")],
                    wrong=[0.25 ** 4, 0.75 ** 4, 0.5, 1 - 0.25 ** 4 - 0.75 ** 4])
 
 
@@ -141,19 +141,18 @@ def _objective_at_start():
 
 
 q4 = ValueExercise(_objective_at_start, atol=1e-6, var="objective_value",
-                   title="Q4: predict the value of eq 19 at pi_theta = pi_old = pi_ref",
-                   hint=["At `pi_theta = pi_old` every ratio is 1, and at `pi_theta = pi_ref` the `k3` penalty is 0.",
-                         "What is left is the mean of A-hat over the batch; what does A-hat sum to in a group?"],
+                   title=Msg("nb06.q4.title"),
+                   hint=[Msg("nb06.q4.hint1"),
+                         Msg("nb06.q4.hint2")],
                    wrong=[0.625, 0.5, 1.5, -1.0])
 
 
 # q5 (prediction): the group mean includes the answer itself, so E[(r_i - mean) grad log pi(o_i)] is
 # (1 - 1/G) times the true gradient (notebook 06 proves it and checks it by enumerating every group).
 q5 = ValueExercise(0.75, atol=1e-6, var="baseline_factor", points=2,  # the baseline lemma, worked for G = 4
-                   title="Q5: by what factor does the group-mean baseline scale the expected gradient at G = 4?",
-                   hint=["Write the mean as `r_i / G` plus the other answers' rewards over `G`. The other answers are "
-                         "independent of `o_i`, so `E[r_j grad log pi(o_i)] = E[r_j] E[grad log pi(o_i)] = 0` for them.",
-                         "What is left is `E[(r_i - r_i / G) grad log pi(o_i)]`."],
+                   title=Msg("nb06.q5.title"),
+                   hint=[Msg("nb06.q5.hint1"),
+                         Msg("nb06.q5.hint2")],
                    wrong=[1.0,    # "a baseline never changes the expected gradient": true only if it excludes o_i
                           0.25,   # 1/G
                           0.0,    # "the advantages sum to 0, so the expected gradient is 0"

@@ -10,14 +10,15 @@ import sympy
 import torch
 
 from unified_rl import metrics
+from unified_rl.course.i18n import Msg
 from unified_rl.course.exercises import ExpressionExercise, FunctionExercise, ValueExercise
 
 # q1 (by hand): pass@4 from n = 8 samples of which c = 2 are right.
 q1 = ValueExercise(lambda: metrics.pass_at_k(8, 2, 4), atol=1e-3, var="pass_4_of_8",
-                   title="Q1: pass@4 by hand (n = 8, c = 2)",
-                   hint=["Count the 4-subsets of the 8 samples that hold no correct sample: C(6, 4) of C(8, 4).",
-                         "1 - C(6, 4) / C(8, 4) = 1 - 15 / 70."],
-                   solution="```python\npass_4_of_8 = 1 - math.comb(6, 4) / math.comb(8, 4)   # 0.7857\n```",
+                   title=Msg("nb07.q1.title"),
+                   hint=[Msg("nb07.q1.hint1"),
+                         Msg("nb07.q1.hint2")],
+                   solution=Msg("nb07.q1.solution"),
                    wrong=[1 - (1 - 2 / 8) ** 4,  # drawn with replacement: the biased 1 - (1 - c/n)^k
                           2 / 8,                 # pass@1
                           math.comb(6, 4) / math.comb(8, 4)])  # the probability of failing
@@ -25,10 +26,10 @@ q1 = ValueExercise(lambda: metrics.pass_at_k(8, 2, 4), atol=1e-3, var="pass_4_of
 # q2 (derivation): pass@2 as a formula in n and c.
 n, c = sympy.symbols("n c", positive=True)
 q2 = ExpressionExercise(lambda: 1 - (n - c) * (n - c - 1) / (n * (n - 1)), var="pass_at_2",
-                        title="Q2: derive pass@2 in terms of n and c",
-                        hint=["pass@2 = 1 - P(both samples of a random pair are wrong).",
-                              "There are C(n, 2) = n(n-1)/2 pairs, and C(n-c, 2) = (n-c)(n-c-1)/2 of them are all wrong."],
-                        solution="```python\npass_at_2 = 1 - (n - c) * (n - c - 1) / (n * (n - 1))\n```",
+                        title=Msg("nb07.q2.title"),
+                        hint=[Msg("nb07.q2.hint1"),
+                              Msg("nb07.q2.hint2")],
+                        solution=Msg("nb07.q2.solution"),
                         wrong=[1 - (1 - c / n) ** 2,  # with replacement
                                2 * c / n,             # union bound, not a probability
                                (n - c) * (n - c - 1) / (n * (n - 1))])  # P(fail), not P(pass)
@@ -70,27 +71,26 @@ q3 = FunctionExercise(
            "unparsable answers never win": {"answers": [None, None, "3"], "correct": None},
            "first answer wrong": {"answers": ["5", "3", "3", "3"], "correct": "3"}},
     random_inputs=_random_answers,
-    var="my_maj_at_1", title="Q3: implement maj@1",
-    hint=["With k = 1 the 'vote' is a single answer: maj@1 is the chance that one random answer is right.",
-          "Count the answers equal to `correct` (an unparsable answer, None, is never right) and divide by n."],
+    var="my_maj_at_1", title=Msg("nb07.q3.title"),
+    hint=[Msg("nb07.q3.hint1"),
+          Msg("nb07.q3.hint2")],
     solution_value=_maj_at_1_solution,
     wrong=[_none_wins, _first_only, _mode],
 )
 
 # q4 (by hand): maj@3 of four answers ["7", "7", "3", "5"], correct "7".
 q4 = ValueExercise(lambda: metrics.maj_at_k(["7", "7", "3", "5"], "7", 3), atol=1e-3, var="maj_3",
-                   title="Q4: maj@3 by hand",
-                   hint=["There are C(4, 3) = 4 subsets of three answers. List them.",
-                         "Two subsets hold both 7s (7 wins); two hold one 7, one 3, one 5: a three-way tie, "
-                         "which counts 1/3."],
-                   solution="```python\nmaj_3 = (1 + 1 + 1/3 + 1/3) / 4   # = 2/3\n```",
+                   title=Msg("nb07.q4.title"),
+                   hint=[Msg("nb07.q4.hint1"),
+                         Msg("nb07.q4.hint2")],
+                   solution=Msg("nb07.q4.solution"),
                    wrong=[0.5,   # ties counted as losses
                           0.75,  # ties counted as wins
                           1.0])  # the majority over all four answers
 
 # q5 (prediction): Pass@64 of a question the model solves with probability 0.1 per sample.
 q5 = ValueExercise(lambda: 1 - 0.9 ** 64, atol=1e-3, var="pass_64_at_p01",
-                   title="Q5: Pass@64 of a 10 % question",
-                   hint="With independent samples, Pass@K = 1 - P(all K wrong) = 1 - (1 - p)^K.",
-                   solution="```python\npass_64_at_p01 = 1 - 0.9 ** 64   # 0.9988: almost always solved\n```",
+                   title=Msg("nb07.q5.title"),
+                   hint=Msg("nb07.q5.hint"),
+                   solution=Msg("nb07.q5.solution"),
                    wrong=[0.1, 0.9 ** 64, 6.4])

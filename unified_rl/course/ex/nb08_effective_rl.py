@@ -8,16 +8,16 @@ import sympy
 import torch
 
 from unified_rl import advantages
+from unified_rl.course.i18n import Msg
 from unified_rl.course.exercises import ChoiceExercise, ExpressionExercise, FunctionExercise, ValueExercise
 
 # q1 (derivation): the expected reward a method sees when a 0/1 reward r is flipped with probability eps.
 r, eps = sympy.symbols("r epsilon", positive=True)
 q1 = ExpressionExercise(lambda: r * (1 - eps) + (1 - r) * eps, var="expected_noisy_reward",
-                        title="Q1: the expected noisy reward",
-                        hint=["With probability 1 - eps the reward is r, with probability eps it is 1 - r.",
-                              "Collect the terms: the result is an affine function of r. What is its slope?"],
-                        solution="```python\nexpected_noisy_reward = r * (1 - epsilon) + (1 - r) * epsilon"
-                                 "   # = epsilon + (1 - 2 epsilon) r\n```",
+                        title=Msg("nb08.q1.title"),
+                        hint=[Msg("nb08.q1.hint1"),
+                              Msg("nb08.q1.hint2")],
+                        solution=Msg("nb08.q1.solution"),
                         wrong=[r * (1 - eps),        # forgets that wrong answers get rewarded too
                                r - eps,              # subtracts the noise
                                (1 - r) * (1 - eps) + r * eps])  # the flipped and kept cases swapped
@@ -87,19 +87,17 @@ q2 = FunctionExercise(
                "step_rewards": torch.tensor([[1.0, 1.0], [1.0, 1.0]]),
                "step_mask": torch.ones(2, 2), "group_size": 2}},
     random_inputs=_random_steps,
-    var="my_process_advantage", title="Q2: process-supervised advantages",
-    hint=["Put every step reward of a group in one row (reshape to `(n_groups, group_size * T)`) and normalise "
-          "with the mean and the sample std over the scored entries only (`step_mask`); 0 if they are all equal.",
-          "A token's advantage is the sum of the normalised rewards of the steps that end at or after it: "
-          "flip the token axis, cumsum, flip back."],
+    var="my_process_advantage", title=Msg("nb08.q2.title"),
+    hint=[Msg("nb08.q2.hint1"),
+          Msg("nb08.q2.hint2")],
     solution_value=_process_solution,
     wrong=[_no_sum, _forward_sum, _per_response, _population_std, _eps_ignored],
 )
 
 # q3 (prediction): the flip probability at which the reward says nothing about correctness.
 q3 = ValueExercise(0.5, atol=1e-6, var="useless_flip_prob",
-                   title="Q3: when does a noisy reward carry no signal?",
-                   hint="Use Q1: the expected reward is epsilon + (1 - 2 epsilon) r. When does it stop depending on r?",
+                   title=Msg("nb08.q3.title"),
+                   hint=Msg("nb08.q3.hint"),
                    wrong=[0.2, 1.0, 0.4])
 
 # q4 (choice): which of the paper's reward-model directions the learned-reward experiment probes.
@@ -107,8 +105,8 @@ q4 = ChoiceExercise(
     {"generalization": "the reward model must score outputs unlike the ones it was trained on",
      "uncertainty": "the reward model should say how sure it is",
      "process rewards": "fine-grained, per-step training signals"},
-    "generalization", var="rm_direction", title="Q4: which direction does the learned reward test?",
-    why={"uncertainty": "ModelReward returns one probability per response; nothing here models its uncertainty",
-         "process rewards": "the learned reward scores whole responses (outcome); the process arm uses the rule"},
-    hint="The reward model is trained on samples of the SFT model, then scores samples of a policy that moves away from it.",
+    "generalization", var="rm_direction", title=Msg("nb08.q4.title"),
+    why={"uncertainty": Msg("nb08.q4.why.uncertainty"),
+         "process rewards": Msg("nb08.q4.why.process_rewards")},
+    hint=Msg("nb08.q4.hint"),
 )

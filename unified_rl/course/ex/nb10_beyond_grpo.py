@@ -10,6 +10,7 @@ import sympy
 import torch
 
 from unified_rl import advantages, coefficients
+from unified_rl.course.i18n import Msg
 from unified_rl.course.exercises import ChoiceExercise, ExpressionExercise, FunctionExercise, ValueExercise
 
 
@@ -94,11 +95,9 @@ q1 = FunctionExercise(
            "an all-right group: only the KL term": _dr_case([1.0, 1.0, 1.0], 3, 0.3),
            "rewards 0.2 and 0.9, two groups": _dr_case([0.2, 0.9, 0.9, 0.2], 2, -0.2)},
     random_inputs=_dr_batch, detached=True, var="my_dr_grpo_gc",
-    title="Q1: implement Dr. GRPO's coefficient",
-    hint=["The advantage is `r - mean(r)` within each group: `rewards.view(-1, group_size)`, no std.",
-          "Eq 5 divides each response by `|o_i| = mask.sum(-1)`; Dr. GRPO divides by the constant `max_len`, "
-          "so the coefficient carries `|o_i| / max_len`. Add GRPO's KL term `beta * (exp(logp_ref - logp) - 1)`, "
-          "multiply by the mask and detach."],
+    title=Msg("nb10.q1.title"),
+    hint=[Msg("nb10.q1.hint1"),
+          Msg("nb10.q1.hint2")],
     solution_value=_dr_grpo_solution,
     wrong=[_dr_with_std, _dr_per_sequence, _dr_token_sum, _dr_no_beta, _dr_kl_sign, _dr_not_detached,
            _dr_padded_width],
@@ -169,11 +168,9 @@ q2 = FunctionExercise(
     cases={"on-policy (ratio 1)": lambda gen: _cispo_batch(gen, 2, 3, spread=0.0),
            "ratios far above 1 + eps_high": lambda gen: _cispo_batch(gen, 1, 4, spread=1.5),
            "two groups of two": lambda gen: _cispo_batch(gen, 2, 2)},
-    random_inputs=_cispo_batch, detached=True, var="my_cispo_gc", title="Q2: implement CISPO's coefficient",
-    hint=["A-hat is GRPO's: `(r - mean) / (sample std + 1e-6)` per group, 0 in an all-equal group "
-          "(`advantages.group_relative`). The weight is `exp(logp - logp_old).clamp(max=1 + clip_eps_high)`.",
-          "Token-mean over each group: every row carries `G |o_i| / sum_{j in group} |o_j|`. "
-          "Multiply weight, A-hat and that factor, mask, and detach: CISPO's weight is a stop-gradient."],
+    random_inputs=_cispo_batch, detached=True, var="my_cispo_gc", title=Msg("nb10.q2.title"),
+    hint=[Msg("nb10.q2.hint1"),
+          Msg("nb10.q2.hint2")],
     solution_value=_cispo_solution,
     wrong=[_cispo_zeroes_clipped, _cispo_per_sequence, _cispo_token_sum, _cispo_population_std, _cispo_leaky_weight,
            _cispo_eps_hard_coded],
@@ -184,11 +181,10 @@ ell, ell_ref = sympy.symbols("ell ell_ref", real=True)
 beta = sympy.Symbol("beta", positive=True)
 q3 = ExpressionExercise(
     lambda: sympy.diff(-beta * (ell - ell_ref) ** 2 / 2, ell),
-    var="k2_gc", title="Q3: derive the GC term of the k2 penalty",
-    hint=["The per-token penalty is `-beta * (ell - ell_ref)**2 / 2`; its GC term is its derivative in `ell`.",
-          "`sympy.diff(-beta * (ell - ell_ref)**2 / 2, ell)`: compare it with k3's `beta * (exp(ell_ref - ell) - 1)`."],
-    solution="```python\nk2_gc = sympy.diff(-beta * (ell - ell_ref) ** 2 / 2, ell)\n"
-             "# = beta * (ell_ref - ell) = beta * log(pi_ref / pi): k3's term to first order in the log-ratio\n```",
+    var="k2_gc", title=Msg("nb10.q3.title"),
+    hint=[Msg("nb10.q3.hint1"),
+          Msg("nb10.q3.hint2")],
+    solution=Msg("nb10.q3.solution"),
     wrong=[-beta * (ell_ref - ell),  # the sign of +beta k2
            ell_ref - ell,  # beta dropped
            beta * (sympy.exp(ell_ref - ell) - 1),  # k3's term
@@ -200,13 +196,11 @@ q4 = ChoiceExercise(
     {"KL(pi || pi_ref)": "the reverse KL, the one the k3 value estimates",
      "KL(pi_ref || pi)": "the forward KL",
      "neither (zero in expectation)": "like k1 used as a loss"},
-    "KL(pi_ref || pi)", var="k3_follows", title="Q4: whose gradient does GRPO's k3 penalty follow?",
-    hint=["Its GC term is `beta (pi_ref/pi - 1)`. Average `(pi_ref/pi - 1) grad log pi` over `o ~ pi`: "
-          "`sum_o pi_ref(o) grad log pi(o) - grad sum_o pi(o)`.",
-          "`-sum_o pi_ref(o) grad log pi(o)` is the gradient of which KL's `pi`-dependent part?"],
-    why={"KL(pi || pi_ref)": "that is what k3's value estimates, and what k2 or k3 x ratio follow; k3's own "
-                             "expected gradient is -grad KL(pi_ref || pi)",
-         "neither (zero in expectation)": "that is k1 used as a loss: its GC term is the constant -beta"},
+    "KL(pi_ref || pi)", var="k3_follows", title=Msg("nb10.q4.title"),
+    hint=[Msg("nb10.q4.hint1"),
+          Msg("nb10.q4.hint2")],
+    why={"KL(pi || pi_ref)": Msg("nb10.q4.why.KL_pi_pi_ref"),
+         "neither (zero in expectation)": Msg("nb10.q4.why.neither_zero_in_expectation")},
     wrong=["KL(pi || pi_ref)", "neither (zero in expectation)"],
 )
 
@@ -217,7 +211,7 @@ def _rloo_right():
 
 
 q5 = ValueExercise(_rloo_right, atol=1e-6, var="rloo_right",
-                   title="Q5: RLOO's advantage of the one right answer among four",
-                   hint=["RLOO's baseline for answer i is the mean reward of the other G - 1 answers.",
-                         "For the right answer the others are (0, 0, 0): baseline 0."],
+                   title=Msg("nb10.q5.title"),
+                   hint=[Msg("nb10.q5.hint1"),
+                         Msg("nb10.q5.hint2")],
                    wrong=[0.75, 1.5, 0.25, 4 / 3])

@@ -10,6 +10,7 @@ import sympy
 import torch
 
 from unified_rl import coefficients
+from unified_rl.course.i18n import Msg
 from unified_rl.course.exercises import ChoiceExercise, ExpressionExercise, FunctionExercise, ValueExercise
 
 # q1 (derivation): IPO's coefficient of one *rejected* token, |o-| = 2, per-token log-ratios l1, l2.
@@ -28,13 +29,10 @@ def _sigmoid(z):
 
 q1 = ExpressionExercise(
     lambda: 2 * sympy.diff(_ipo_objective(), l1),
-    var="gc_rejected_token", title="Q1: IPO's coefficient of a rejected token",
-    hint=["Write `J = -(x_plus - (l1 + l2)/2 - 1/(2*tau))**2` with sympy, differentiate with respect to `l1`, "
-          "and multiply by |o-| = 2 (eq 5 divides by |o|, so GC = |o| dJ/dl).",
-          "The outer derivative is `-2 (h - 1/(2 tau))`, the inner one `-1/2`: the GC is linear in the margin h."],
-    solution=("```python\nJ_pair = -(x_plus - (l1 + l2) / 2 - 1 / (2 * tau)) ** 2\n"
-              "gc_rejected_token = 2 * sympy.diff(J_pair, l1)\n"
-              "# = 2 h - 1/tau with h = x_plus - (l1 + l2)/2: minus the chosen tokens' 1/tau - 2 h\n```"),
+    var="gc_rejected_token", title=Msg("nb11.q1.title"),
+    hint=[Msg("nb11.q1.hint1"),
+          Msg("nb11.q1.hint2")],
+    solution=Msg("nb11.q1.solution"),
     wrong=[sympy.diff(_ipo_objective(), l1),  # forgot |o-|: off by 1/2
            -2 * sympy.diff(_ipo_objective(), l1),  # the chosen side's sign
            2 * sympy.diff(_ipo_objective(mean=False), l1),  # summed log-ratios: h grows with |o-|
@@ -119,11 +117,9 @@ q2 = FunctionExercise(
            "different lengths, same mean": _simpo_case(1, 5, -0.5, -0.5, 2.0, 1.0),
            "ragged batch": lambda gen: _simpo_inputs(gen, B=4, T=7)},
     random_inputs=_simpo_inputs, detached=True, var="my_simpo_coef",
-    title="Q2: implement SimPO's coefficient",
-    hint=["`l = (logp * mask).sum(-1) / mask.sum(-1)` for chosen and rejected: the mean log-prob of eq 4, "
-          "no reference model.",
-          "`c = beta * torch.sigmoid(gamma - beta * (l_chosen - l_rejected))`, one number per pair; return "
-          "`(c on every chosen token, -c on every rejected token)`, detached."],
+    title=Msg("nb11.q2.title"),
+    hint=[Msg("nb11.q2.hint1"),
+          Msg("nb11.q2.hint2")],
     solution_value=_simpo_solution,
     wrong=[_summed, _no_beta, _gamma_sign, _same_sign, _not_detached, _simpo_unmasked],
 )
@@ -202,10 +198,9 @@ q3 = FunctionExercise(
                "mask": torch.tensor([[1.0, 1.0], [1.0, 0.0]]), "desirable": torch.tensor([1.0, 0.0]),
                "z0": 0.5, "beta": 1.0, "lam_d": 2.0, "lam_u": 1.0},
            "ragged batch": lambda gen: _kto_inputs(gen, B=5, T=7)},
-    random_inputs=_kto_inputs, detached=True, var="my_kto_coef", title="Q3: implement KTO's coefficient",
-    hint=["`x = ((logp - logp_ref) * mask).sum(-1) / mask.sum(-1)` and `z = beta * (x - z0)`, one number per response.",
-          "The GC is the slope of `lam * sigmoid(+-z)` in x: `beta * sigmoid(z) * sigmoid(-z)`, times `lam_d` "
-          "for a desirable response and `-lam_u` for an undesirable one; detached, on every response token."],
+    random_inputs=_kto_inputs, detached=True, var="my_kto_coef", title=Msg("nb11.q3.title"),
+    hint=[Msg("nb11.q3.hint1"),
+          Msg("nb11.q3.hint2")],
     solution_value=_kto_solution,
     wrong=[_value_not_slope, _kto_no_beta, _kto_same_sign, _kto_per_token, _kto_not_detached, _kto_no_lam_u,
            _kto_unmasked],
@@ -222,9 +217,9 @@ def _ipo_past_target():
 
 q4 = ValueExercise(
     _ipo_past_target, atol=1e-6, var="predicted_ipo_gc",
-    title="Q4: predict IPO's coefficient on the chosen tokens at tau = 0.5 when the margin is 1.5",
-    hint=["The target margin is `1/(2 tau) = 1`; the GC is `1/tau - 2 * margin`.",
-          "Past the target the GC is negative: the chosen answer is pushed down."],
+    title=Msg("nb11.q4.title"),
+    hint=[Msg("nb11.q4.hint1"),
+          Msg("nb11.q4.hint2")],
     wrong=[0.0, 1.0, 2.0, 0.5 / (1 + 2.718281828459045 ** 0.75)],  # stops; |GC|; 1/tau; DPO's form
 )
 
@@ -234,9 +229,9 @@ q5 = ChoiceExercise(
      "no_reference": "it has no reference model, so nothing pulls the chosen answer back",
      "odds_ratio": "the odds ratio pushes the rejected answer down more gently than a log-ratio",
      "small_lambda": "lambda = 0.1 makes every push small"},
-    "sft_term", var="what_holds_x_plus", title="Q5: why does ORPO's chosen log-prob rise more than DPO's?",
-    hint="Compare the arm 'sft-on-chosen' (lambda = 0) with ORPO in the comparison: what is left when lambda = 0?",
-    why={"no_reference": "SimPO has no reference model either, and its chosen log-prob behaves like DPO's",
-         "odds_ratio": "with lambda = 0 there is no odds-ratio term at all, and the chosen log-prob rises as much",
-         "small_lambda": "a small push would move the chosen log-prob little, not raise it the most"},
+    "sft_term", var="what_holds_x_plus", title=Msg("nb11.q5.title"),
+    hint=Msg("nb11.q5.hint"),
+    why={"no_reference": Msg("nb11.q5.why.no_reference"),
+         "odds_ratio": Msg("nb11.q5.why.odds_ratio"),
+         "small_lambda": Msg("nb11.q5.why.small_lambda")},
 )

@@ -1,0 +1,133 @@
+"""The course's languages: one message catalogue, English and Chinese (中文版), English the fallback.
+
+Every sentence the course modules show a learner (exercise feedback, hints, solutions' prose, widget
+labels, plot titles and axis labels, the nb_* helpers' printed sentences) is a key of the catalogue
+(`unified_rl.course.messages`: {key: (English, Chinese)}), looked up by `t(key, **fields)` in the
+current language. The language is "en" unless the environment variable UNIFIED_RL_LANG names
+another at import, or `set_language` is called (the Chinese notebooks' first import cell does).
+
+Text fixed when a module is imported (an exercise's title, hints, solution) is a `Msg`: it is looked
+up each time it is shown, so switching the language changes what an exercise says next.
+Equations, numbers and identifiers are never translated; a message's {fields} are the same in both
+languages (tests/test_i18n.py). In Chinese, plots use a CJK font (`_use_cjk_font`).
+"""
+
+import os
+import string
+import warnings
+
+from .messages import CATALOGUE
+
+LANGUAGES = ("en", "zh")
+# CJK fonts matplotlib may find, most complete first (Debian: fonts-noto-cjk, fonts-wqy-microhei, fonts-wqy-zenhei)
+CJK_FONTS = ("Noto Sans CJK SC", "Noto Sans CJK JP", "Noto Sans SC", "Source Han Sans SC", "WenQuanYi Micro Hei",
+             "WenQuanYi Zen Hei", "SimHei", "Microsoft YaHei", "PingFang SC", "Heiti SC", "AR PL UMing CN")
+_state = {"lang": "en", "rc": None, "warned": False}
+
+
+def _check_language(lang):
+    if lang not in LANGUAGES:
+        raise ValueError(f"unknown language {lang!r}: use one of {', '.join(map(repr, LANGUAGES))}")
+    return lang
+
+
+def get_language():
+    """The current language, "en" or "zh"."""
+    return _state["lang"]
+
+
+def set_language(lang):
+    """Speak `lang` ("en" or "zh") from now on; in Chinese, plots switch to a CJK font (back on "en")."""
+    _check_language(lang)
+    _state["lang"] = lang
+    _use_cjk_font(lang == "zh")
+    return lang
+
+
+def fields(message):
+    """The names of the {fields} of a message, as a sorted tuple (ValueError if it is not a valid format)."""
+    return tuple(sorted({f.split(".")[0].split("[")[0] for _, f, _, _ in string.Formatter().parse(message) if f}))
+
+
+def t(key, **values):
+    """The message `key` in the current language (English where it has no Chinese), formatted with `values`."""
+    entry = CATALOGUE.get(key)
+    if entry is None:
+        raise ValueError(f"unknown message key {key!r} (not in unified_rl.course.messages)")
+    en, zh = entry
+    text = zh if _state["lang"] == "zh" and zh else en
+    try:
+        return text.format(**values)
+    except (KeyError, IndexError) as e:
+        raise ValueError(f"message {key!r} needs the field {e}; given {sorted(values)}") from None
+
+
+class Msg:
+    """A message looked up when shown (str(), f-strings), so that it follows the current language."""
+
+    __slots__ = ("key", "values")
+
+    def __init__(self, key, **values):
+        if key not in CATALOGUE:
+            raise ValueError(f"unknown message key {key!r} (not in unified_rl.course.messages)")
+        self.key, self.values = key, values
+
+    def __str__(self):
+        return t(self.key, **self.values)
+
+    def __format__(self, spec):
+        return format(str(self), spec)
+
+    def __repr__(self):
+        return f"Msg({self.key!r})"
+
+
+def text(x):
+    """A Msg as text in the current language; anything else as it is."""
+    return str(x) if isinstance(x, Msg) else x
+
+
+def _use_cjk_font(on):
+    """Add a CJK font to matplotlib's font families as a fallback (on), or restore them (off).
+
+    Without one, Chinese titles would render as boxes: then say so once, as a warning, and go on."""
+    try:
+        import matplotlib
+        from matplotlib import font_manager
+    except ImportError:  # plots need matplotlib (the course extra); text works without it
+        return
+    rc = matplotlib.rcParams
+    if not on:
+        if _state["rc"] is not None:
+            rc.update(_state["rc"])
+            _state["rc"] = None
+        return
+    names = {f.name for f in font_manager.fontManager.ttflist}
+    if not names.intersection(CJK_FONTS):  # installed after matplotlib's font cache was built: add them
+        for path in font_manager.findSystemFonts():
+            low = os.path.basename(path).lower()
+            if any(k in low for k in ("cjk", "wqy", "sourcehan", "simhei", "msyh", "pingfang", "uming")):
+                try:
+                    font_manager.fontManager.addfont(path)
+                except (OSError, RuntimeError, ValueError):  # an unreadable font file: skip it
+                    continue
+        names = {f.name for f in font_manager.fontManager.ttflist}
+    found = [n for n in CJK_FONTS if n in names]
+    if not found:
+        if not _state["warned"]:
+            _state["warned"] = True
+            warnings.warn("no CJK font found: Chinese text in plots will show as boxes "
+                          "(install one, e.g. `apt-get install fonts-noto-cjk` or `fonts-wqy-microhei`)",
+                          stacklevel=3)
+        return
+    if _state["rc"] is None:
+        _state["rc"] = {k: rc[k] for k in ("font.family",)}
+    # the usual fonts first (Latin, Greek and math glyphs look as in English), the CJK font for what they lack:
+    # matplotlib falls back glyph by glyph along font.family (a generic name like "sans-serif" is one entry)
+    family = [f for f in _state["rc"]["font.family"] if f not in found]
+    rc["font.family"] = family + found
+
+
+_env = os.environ.get("UNIFIED_RL_LANG", "").strip()
+if _env:
+    set_language(_check_language(_env))

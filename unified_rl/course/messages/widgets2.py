@@ -1,0 +1,71 @@
+"""Widget labels, titles and notes of the policy-family and preference-family explorers."""
+
+MESSAGES = {}
+
+# widgets_policy_gradient.py
+MESSAGES.update({
+    'w.pg.ratio_r': ('ratio r',
+        '比率 r'),
+    'w.pg.len': ('|o₁| (tokens)',
+        '|o₁|（token 数）'),
+    'w.pg.o1_wrong': ('o₁ wrong',
+        'o₁ 错误'),
+    'w.pg.o1_right': ('o₁ right',
+        'o₁ 正确'),
+    'w.pg.xlabel1': ("ratio r = π_θ/π_old of o₁'s tokens",
+        'o₁ 各 token 的比率 r = π_θ/π_old'),
+    'w.pg.gc_token': ('GC of a token of o₁',
+        'o₁ 中一个 token 的 GC'),
+    'w.pg.xlabel2': ('|o₁| (the others: 8 tokens)',
+        '|o₁|（其他回答：8 个 token）'),
+    'w.pg.push': ('push per token: GC / |o₁|',
+        '每个 token 的推动：GC / |o₁|'),
+    'w.pg.agg_title': ('the aggregations, at r = 1',
+        '各种聚合方式，r = 1 时'),
+    'w.pg.gspo_row': ("GSPO, o₁'s 1st token at r",
+        'GSPO，o₁ 的第 1 个 token 在 r 处'),
+    'w.pg.seq_ratio': ('sequence ratio s = r^(1/|o₁|)',
+        '序列比率 s = r^(1/|o₁|)'),
+    'w.pg.gc_that': ('GC of that token',
+        '该 token 的 GC'),
+    'w.pg.gc_others': ("GC of o₁'s other tokens",
+        'o₁ 其他 token 的 GC'),
+    'w.pg.push_row': ('push per token (GC / |o₁|)',
+        '每个 token 的推动（GC / |o₁|）'),
+    'w.pg.title': ('The policy family: ratio, clip and length',
+        '策略梯度家族：比率、裁剪与长度'),
+    'w.pg.note': ("o₁ and three 8-token answers (one right, two wrong) to one question. Left: where each clip stops the push (0) or caps it (CISPO); GSPO moves one token of o₁ and clips the sequence ratio s at 1 - 3e-4 / 1 + 4e-4 (red band, in r): one GC on every token. Right: with a negative advantage, GRPO's 1/|o| pushes a longer wrong answer down less per token; a constant L does not.",
+        '同一道题的 o₁ 和另外三个 8-token 的答案（一个正确，两个错误）。左图：每种裁剪在哪里停止推动（0）或给推动设上限（CISPO）；GSPO 移动 o₁ 的一个 token，并把序列比率 s 裁剪在 1 - 3e-4 / 1 + 4e-4（红色带，以 r 表示）：每个 token 上同一个 GC。右图：优势为负时，GRPO 的 1/|o| 对更长的错误答案每个 token 往下推得更少；常数 L 则不会。'),
+})
+MESSAGES.update({
+    "w.pg.clips_right": ("o₁ right: the clips", "o₁ 正确：各种裁剪"),
+    "w.pg.clips_wrong": ("o₁ wrong: the clips", "o₁ 错误：各种裁剪"),
+})
+
+# widgets_preference.py
+MESSAGES.update({
+    'w.pref.margin': ('margin',
+        '间隔'),
+    'w.pref.target': ('IPO target 1/(2τ)',
+        'IPO 目标 1/(2τ)'),
+    'w.pref.xlabel': ('margin (DPO, IPO: x⁺ − x⁻; SimPO, ORPO: l⁺ − l⁻)',
+        '间隔（DPO、IPO：x⁺ − x⁻；SimPO、ORPO：l⁺ − l⁻）'),
+    'w.pref.desirable': ('desirable',
+        '期望的'),
+    'w.pref.undesirable': ('undesirable',
+        '不期望的'),
+    'w.pref.kto_x': ('x − z₀ (KTO, one response)',
+        'x − z₀（KTO，单个回答）'),
+    'w.pref.method': ('method',
+        '方法'),
+    'w.pref.col_chosen': ('GC on chosen / desirable',
+        '被选中 / 期望回答上的 GC'),
+    'w.pref.col_rejected': ('GC on rejected / undesirable',
+        '被拒绝 / 不期望回答上的 GC'),
+    'w.pref.kto_row': ('KTO (at x − z₀ = margin)',
+        'KTO（在 x − z₀ = 间隔 处）'),
+    'w.pref.title': ('The preference family: GC against the margin',
+        '偏好优化家族：GC 随间隔的变化'),
+    'w.pref.note': ("DPO's push fades as the margin grows; IPO's shrinks linearly and reverses past its target; ORPO adds SFT's 1; KTO pushes hardest at its reference point z₀.",
+        'DPO 的推动随间隔增大而减弱；IPO 的推动线性减小，并在超过目标后反向；ORPO 加上 SFT 的 1；KTO 在其参考点 z₀ 处推得最猛。'),
+})
