@@ -142,7 +142,7 @@ def page_note_zh(colab_url, binder_url, widgets, max_steps=None) -> str:
                  "所以训练得到的图表和数字与正文引用的完整运行不同：完整运行的输出见英文页面。")
     if widgets:
         note += f"本页的 {widgets} 个交互控件显示为它们最初的样子（图、表和每个控件的初始值），只有在运行中的笔记本里才能操作。"
-    return f"```{{note}}\n{note}\n```"
+    return f"```{{admonition}} 说明\n:class: note\n{note}\n```"
 
 
 def switch_html(href, label, lang) -> str:
