@@ -68,7 +68,7 @@ book: $(VENV)/.book  ## both editions as a static website with every output, int
 	$(TEST_ENV) $(BIN)/python scripts/build_book.py $(if $(ZH_MAX_STEPS),--zh-max-steps $(ZH_MAX_STEPS))
 
 # nbgrader's own generate_assignment on course/ (a temporary course directory; course/INSTRUCTORS.md).
-student: $(VENV)/.instructor  ## student copies of every notebook (nbgrader's release), into build/student/
+student: $(VENV)/.instructor  ## student copies of every notebook (nbgrader's release), into build/student/ (the Chinese edition: build/student/zh/)
 	$(BIN)/python -m unified_rl.course.student course build/student --engine nbgrader
 
 bench: $(VENV)/.bench  ## benchmarks (TRL comparison included): writes bench/results.json
