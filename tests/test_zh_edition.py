@@ -364,3 +364,62 @@ def test_student_copies_strip_the_chinese_twins_as_the_english(tmp_path, engine)
         if e.cell_type == "code":
             assert z.source == (LANG_LINE + "\n" if i == declared else "") + e.source, f"cell {i}"
             assert z.metadata.get("nbgrader") == e.metadata.get("nbgrader"), f"cell {i}"
+
+
+# --- the site's Chinese pages (scripts/build_book.py, without executing anything) -------------------
+
+def test_the_site_gives_each_page_its_switch_and_the_chinese_pages_their_links(tmp_path):
+    import json
+
+    import build_book
+
+    en = english()
+    zh = twin(en)
+    nbformat.write(en, tmp_path / "en.ipynb")
+    nbformat.write(zh, tmp_path / "zh.ipynb")
+    build_book.prepare(tmp_path / "en.ipynb", tmp_path / "en_page.ipynb", "o/r", "01_tiny.ipynb",
+                       other="zh/01_tiny.html")
+    build_book.prepare(tmp_path / "zh.ipynb", tmp_path / "zh_page.ipynb", "o/r", "01_tiny.ipynb", zh=True,
+                       other="../01_tiny.html", max_steps=2)
+    en_page = nbformat.read(tmp_path / "en_page.ipynb", as_version=4)
+    zh_page = nbformat.read(tmp_path / "zh_page.ipynb", as_version=4)
+    assert 'href="zh/01_tiny.html"' in en_page.cells[1].source and ">中文<" in en_page.cells[1].source
+    assert 'href="../01_tiny.html"' in zh_page.cells[1].source and ">English<" in zh_page.cells[1].source
+    note = zh_page.cells[2].source
+    assert CJK.search(note) and "UNIFIED_RL_MAX_STEPS=2" in note
+    assert "blob/main/course/zh/01_tiny.ipynb" in note and "lab/tree/course/zh/01_tiny.ipynb" in note
+    assert "blob/main/course/01_tiny.ipynb" in en_page.cells[2].source
+    assert not any("colab-link" in c.metadata.get("tags", []) for c in zh_page.cells)  # the note has the links
+
+    src = tmp_path / "src"
+    (src / "zh").mkdir(parents=True)
+    for md in ("README.md", "GLOSSARY.md"):
+        (src / "zh" / md).write_text("# x\n", encoding="utf-8")
+    build_book.write_config(str(src), "https://github.com/o/r", "o/r", ["01_tiny.ipynb"], ["01_tiny.ipynb"])
+    toc = json.loads((src / "_toc.yml").read_text())
+    assert toc["parts"][-1]["chapters"] == [{"file": "zh/README"}, {"file": "zh/01_tiny"}, {"file": "zh/GLOSSARY"}]
+    config = json.loads((src / "_config.yml").read_text())["sphinx"]["config"]
+    assert "zh.css" in config["html_css_files"] and config["html_js_files"] == ["zh.js"]
+    assert (REPO / "book" / "_static" / "zh.css").is_file() and (REPO / "book" / "_static" / "zh.js").is_file()
+
+
+SEED_TERMS = ["统一范式", "数据来源", "奖励函数", "梯度系数", "优势", "策略", "参考模型", "组相对", "监督微调",
+              "拒绝采样微调", "在线拒绝采样微调", "直接偏好优化", "近端策略优化", "组相对策略优化", "价值函数 / 评论家",
+              "过程监督", "结果监督", "奖励模型", "KL 散度", "裁剪", "重要性比率", "在线 / 离线", "同策略 / 异策略",
+              "练习", "提示", "答案 / 参考解答", "检查"]  # the terms the edition's contract starts from
+
+
+def test_the_glossary_has_every_seed_term_once_with_its_english_and_a_note():
+    rows = [[cell.strip() for cell in line.strip().strip("|").split("|")]
+            for line in (ZH / "GLOSSARY.md").read_text(encoding="utf-8").splitlines()
+            if line.startswith("|") and not line.startswith("|---")][1:]  # the header row aside
+    assert all(len(r) == 3 and all(r) for r in rows), [r for r in rows if len(r) != 3 or not all(r)]
+    terms = [r[0] for r in rows]
+    assert len(terms) == len(set(terms)), "a term is listed twice"
+    assert not set(SEED_TERMS) - set(terms), f"missing: {sorted(set(SEED_TERMS) - set(terms))}"
+    assert all(re.search(r"[A-Za-z]", r[1]) and CJK.search(r[2]) for r in rows)
+
+
+def test_the_chinese_index_links_every_twin():
+    index = (ZH / "README.md").read_text(encoding="utf-8")
+    assert sorted(set(re.findall(r"\]\((\d\d_\w+\.ipynb)\)", index))) == [p.name for p in ENGLISH]
