@@ -137,8 +137,13 @@ def prepare(executed, dst, owner_repo, name, zh=False, other=None, max_steps=Non
     else:
         note = book_static.page_note(colab_url(owner_repo, path), binder_url(owner_repo, path), widgets)
     nb.cells.insert(title_at + 1, nbformat.v4.new_markdown_cell(note))
-    if other:
-        nb.cells.insert(title_at + 1, nbformat.v4.new_markdown_cell(switch_cell(other, zh)))
+    if other and title_at >= 0:  # the switch goes right under the title
+        lines = nb.cells[title_at].source.split("\n")
+        at = next(i for i, l in enumerate(lines) if l.lstrip().startswith("# ")) + 1
+        lines[at:at] = ["", switch_cell(other, zh), ""]
+        nb.cells[title_at].source = "\n".join(lines)
+    elif other:
+        nb.cells.insert(0, nbformat.v4.new_markdown_cell(switch_cell(other, zh)))
     errors = [o for c in nb.cells for o in c.get("outputs", []) if o.get("output_type") == "error"]
     errors += [nb.metadata["execution_failure"]] if nb.metadata.get("execution_failure") else []
     nbformat.write(nb, dst)

@@ -383,12 +383,14 @@ def test_the_site_gives_each_page_its_switch_and_the_chinese_pages_their_links(t
                        other="../01_tiny.html", max_steps=2)
     en_page = nbformat.read(tmp_path / "en_page.ipynb", as_version=4)
     zh_page = nbformat.read(tmp_path / "zh_page.ipynb", as_version=4)
-    assert 'href="zh/01_tiny.html"' in en_page.cells[1].source and ">中文<" in en_page.cells[1].source
-    assert 'href="../01_tiny.html"' in zh_page.cells[1].source and ">English<" in zh_page.cells[1].source
-    note = zh_page.cells[2].source
+    en_title, zh_title = en_page.cells[0].source.split("\n"), zh_page.cells[0].source.split("\n")
+    assert 'href="zh/01_tiny.html"' in en_title[2] and ">中文<" in en_title[2]  # right under the title
+    assert 'href="../01_tiny.html"' in zh_title[2] and ">English<" in zh_title[2]
+    assert zh_title[0] == ZH_TEXT[0].split("\n")[0]
+    note = zh_page.cells[1].source
     assert CJK.search(note) and "UNIFIED_RL_MAX_STEPS=2" in note
     assert "blob/main/course/zh/01_tiny.ipynb" in note and "lab/tree/course/zh/01_tiny.ipynb" in note
-    assert "blob/main/course/01_tiny.ipynb" in en_page.cells[2].source
+    assert "blob/main/course/01_tiny.ipynb" in en_page.cells[1].source
     assert not any("colab-link" in c.metadata.get("tags", []) for c in zh_page.cells)  # the note has the links
 
     src = tmp_path / "src"
