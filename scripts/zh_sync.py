@@ -14,7 +14,9 @@ stale one keeps its old hash, so --status and the tests still ask for it). A twi
 follows its English cell by hash first, then by id, so a translation survives reordering and
 renumbered ids. A new English cell gets the English text with `translates: None`; a twin cell whose
 English cell is gone is dropped. An English notebook without a twin gets a skeleton twin. Running
---update twice changes nothing the second time. Tests: tests/test_zh_edition.py.
+--update twice changes nothing the second time. Run it after anything rewrites the English
+notebooks' code cells or their metadata (scripts/colab.py, scripts/nbgrader_cells.py).
+Tests: tests/test_zh_edition.py.
 """
 
 import argparse
