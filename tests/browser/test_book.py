@@ -214,7 +214,10 @@ def test_every_page_switches_to_its_twin_and_back(site_url, chromium):
 
 def installed_cjk_families():
     """Font families fontconfig says cover Chinese (fc-list :lang=zh), every alias of each."""
-    out = subprocess.run(["fc-list", ":lang=zh", "family"], capture_output=True, text=True).stdout
+    try:
+        out = subprocess.run(["fc-list", ":lang=zh", "family"], capture_output=True, text=True).stdout
+    except FileNotFoundError:
+        _missing("fc-list is missing (apt-get install fontconfig)")
     return {f.strip() for line in out.splitlines() for f in line.split(",") if f.strip()}
 
 
