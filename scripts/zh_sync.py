@@ -155,6 +155,14 @@ def update(en_nb, zh_nb, name):
     return nb
 
 
+def read(path):
+    """A notebook node; ValueError naming the file if it is not a notebook."""
+    try:
+        return nbformat.read(path, as_version=4)
+    except Exception as e:  # nbformat raises several kinds (NotJSONError, KeyError, ...)
+        raise ValueError(f"{path} is not a readable notebook ({type(e).__name__}: {str(e)[:120]})") from None
+
+
 def notebooks(course):
     return sorted(glob.glob(os.path.join(course, "[0-9]*.ipynb")))
 
@@ -170,7 +178,7 @@ def status_lines(course):
             lines.append(f"{name}: no twin (zh_sync.py --update writes a skeleton)")
             dirty = True
             continue
-        r = compare(nbformat.read(path, as_version=4), nbformat.read(twin, as_version=4), name)
+        r = compare(read(path), read(twin), name)
         problems = [f"{k} {', '.join(map(str, v))}" for k, v in r.items() if v]
         dirty |= bool(problems)
         lines.append(f"{name}: " + ("in step" if not problems else "; ".join(problems)))
@@ -187,8 +195,8 @@ def update_all(course):
     for path in notebooks(course):
         name = os.path.basename(path)
         twin = os.path.join(zh_dir, name)
-        old = nbformat.read(twin, as_version=4) if os.path.exists(twin) else None
-        new = update(nbformat.read(path, as_version=4), old, name)
+        old = read(twin) if os.path.exists(twin) else None
+        new = update(read(path), old, name)
         if old is None or nbformat.writes(new) != nbformat.writes(old):
             os.makedirs(zh_dir, exist_ok=True)
             nbformat.write(new, twin)
@@ -211,8 +219,8 @@ def main(argv=None):
             for path in update_all(args.course):
                 print(f"updated  {os.path.relpath(path, args.course)}")
         lines, dirty = status_lines(args.course)
-    except (nbformat.reader.NotJSONError, ValueError, KeyError) as e:
-        print(f"zh_sync: {type(e).__name__}: {e}", file=sys.stderr)
+    except (ValueError, OSError) as e:
+        print(f"zh_sync: {e}", file=sys.stderr)
         return 2
     print("\n".join(lines))
     return 1 if dirty and args.status else 0

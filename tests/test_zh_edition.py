@@ -303,9 +303,16 @@ def test_zh_sync_keeps_a_translation_when_ids_are_renumbered(tmp_path):
     assert [p.split(":")[0] for p in problems(en, zh, "01_tiny.ipynb")] == ["cell 0 (id 0)"]
 
 
-def test_zh_sync_refuses_a_missing_folder_in_one_line(tmp_path):
+def test_zh_sync_refuses_a_missing_folder_or_a_broken_twin_in_one_line(tmp_path):
     rc, out = _sync(tmp_path / "nothing", "--status")
     assert rc == 2 and out.strip().count("\n") == 0 and "no folder" in out
+    nbformat.write(english(), tmp_path / "01_tiny.ipynb")
+    (tmp_path / "zh").mkdir()
+    (tmp_path / "zh" / "01_tiny.ipynb").write_text("{not json")
+    for mode in ("--status", "--update"):
+        rc, out = _sync(tmp_path, mode)
+        assert rc == 2 and out.strip().count("\n") == 0 and "01_tiny.ipynb is not a readable notebook" in out, out
+    assert (tmp_path / "zh" / "01_tiny.ipynb").read_text() == "{not json"  # left as it was
 
 
 # --- the real course ------------------------------------------------------------------------------------
