@@ -432,3 +432,21 @@ def test_the_glossary_has_every_seed_term_once_with_its_english_and_a_note():
 def test_the_chinese_index_links_every_twin():
     index = (ZH / "README.md").read_text(encoding="utf-8")
     assert sorted(set(re.findall(r"\]\((\d\d_\w+\.ipynb)\)", index))) == [p.name for p in ENGLISH]
+
+
+def test_an_edit_of_a_real_english_notebook_fails_without_its_translation(tmp_path):
+    """The negative control on the course itself: a temporary copy of an English notebook edited
+    (a sentence, a code line) is out of step with its twin, which was in step before."""
+    if not TWINS:
+        pytest.skip(NOT_YET)
+    path = ENGLISH[0]
+    en, zh = nbformat.read(path, as_version=4), nbformat.read(ZH / path.name, as_version=4)
+    assert problems(en, zh, path.name) == []
+    i = next(k for k, c in enumerate(en.cells) if c.cell_type == "markdown" and k > 0)
+    j = max(k for k, c in enumerate(en.cells) if c.cell_type == "code")
+    en.cells[i].source += "\n\nOne more sentence."
+    en.cells[j].source += "\nprint('one more line')"
+    nbformat.write(en, tmp_path / path.name)
+    found = problems(nbformat.read(tmp_path / path.name, as_version=4), zh, path.name)
+    assert any(f"cell {i} " in line and "retranslate" in line for line in found), found
+    assert any(f"cell {j} " in line and "code differs" in line for line in found), found
