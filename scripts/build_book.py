@@ -11,7 +11,8 @@ those copies as the notebook test (one test per notebook, the failing cell's tra
 failing cell stops the build before the pages are made, so no site shows a broken notebook. Equations
 render with MathJax 3 copied from the installed django-static-mathjax into the site, so no page
 asks a CDN for anything. The site is OUT/html; OUT/build.json records the seconds each step took.
---reuse keeps executed notebooks newer than their source (for editing the site's look).
+--reuse keeps executed notebooks newer than their source and run under the same step cap (for
+editing the site's look).
 
 Both editions: each English notebook with a Chinese twin in course/zh/ is executed a second time as
 that twin (into OUT/executed/zh/), and becomes the page zh/NAME.html; every page has a language
@@ -75,6 +76,7 @@ def execute(src, dst, max_steps=None):
             os.environ.pop("UNIFIED_RL_MAX_STEPS", None)
             if env_cap is not None:
                 os.environ["UNIFIED_RL_MAX_STEPS"] = env_cap
+    nb.metadata["unified_rl_max_steps"] = max_steps  # what --reuse must match
     nbformat.write(nb, dst)
     return round(time.perf_counter() - t0, 1)
 
@@ -213,11 +215,13 @@ def main():
     for path, name, zh in jobs:
         key = f"{ZH}/{name}" if zh else name
         done = os.path.join(executed_dir, key)
-        if args.reuse and os.path.exists(done) and os.path.getmtime(done) > os.path.getmtime(path):
+        cap = args.zh_max_steps if zh else None
+        if (args.reuse and os.path.exists(done) and os.path.getmtime(done) > os.path.getmtime(path)
+                and nbformat.read(done, as_version=4).metadata.get("unified_rl_max_steps") == cap):
             seconds = "reused"
         else:
             print(f"executing {key} ...", flush=True)
-            seconds = execute(path, done, args.zh_max_steps if zh else None)
+            seconds = execute(path, done, cap)
         stem = os.path.splitext(name)[0]
         other = (f"../{stem}.html" if zh else f"{ZH}/{stem}.html" if name in zh_names
                  else f"{ZH}/README.html" if zh_names else None)
