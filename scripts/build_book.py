@@ -189,6 +189,8 @@ def main():
         sys.exit("build_book: no notebooks found under course/")
     names = [os.path.basename(n) for n in notebooks]
     zh_names = [] if args.no_zh else [n for n in names if os.path.isfile(os.path.join(args.zh_dir, n))]
+    if zh_names and not os.path.isfile(os.path.join(args.zh_dir, "README.md")):
+        sys.exit(f"build_book: {args.zh_dir}/README.md is missing (the Chinese edition's index page)")
     executed_dir, src = os.path.join(args.out, "executed"), os.path.join(args.out, "src")
     site = os.path.join(args.out, "html")
     if os.path.islink(site):  # a failed build must not leave the last site looking current
