@@ -18,6 +18,7 @@ STATE = "application/vnd.jupyter.widget-state+json"
 BOXES = {"VBoxModel", "HBoxModel", "BoxModel", "GridBoxModel", "AccordionModel", "TabModel", "StackModel"}
 CAPTION = ("Interactive in a live notebook: shown here as it first appeared. Run this page in Colab, "
            "Binder or make lab to move its controls.")
+CAPTION_ZH = "在运行中的笔记本里可以交互：这里显示的是它最初的样子。在 Colab、Binder 或 make lab 中运行本页即可移动控件。"
 
 
 def _ref(value):
@@ -102,7 +103,7 @@ def widget_html(model_id, state, depth=0) -> str:
     return ""
 
 
-def static_widgets(nb) -> int:
+def static_widgets(nb, caption=CAPTION) -> int:
     """Replace every widget view in `nb` by static HTML of its stored state; return how many."""
     state = nb.metadata.get("widgets", {}).get(STATE, {}).get("state", {})
     count = 0
@@ -115,7 +116,7 @@ def static_widgets(nb) -> int:
             body = widget_html(view["model_id"], state)
             outputs[i] = nbformat.v4.new_output(
                 "display_data", data={"text/html": f'<div class="static-widget"><div class="static-caption">'
-                                                   f'{html.escape(CAPTION)}</div>{body}</div>'})
+                                                   f'{html.escape(caption)}</div>{body}</div>'})
             count += 1
     nb.metadata.pop("widgets", None)  # no state left for a widget manager (and its CDN script) to load
     return count
@@ -130,6 +131,24 @@ def page_note(colab_url, binder_url, widgets) -> str:
         note += (f" Its {widgets} interactive widget{'s' if widgets > 1 else ''} are shown as they first "
                  "appeared: plots, tables and each control's starting value; they move only in a live notebook.")
     return f"```{{note}}\n{note}\n```"
+
+
+def page_note_zh(colab_url, binder_url, widgets, max_steps=None) -> str:
+    """The note at the top of a Chinese page (the Chinese edition of `page_note`, plus the step cap)."""
+    note = ("本页是该笔记本在 CPU 上以 `cpu` 预设运行一次的结果，包含全部输出。自己运行："
+            f"[在 Colab 中打开]({colab_url})（免费 GPU）、[Binder]({binder_url})（CPU），或在克隆的仓库中运行 `make lab`。")
+    if max_steps is not None:
+        note += (f"为控制构建时间，本页的每次训练都以 `UNIFIED_RL_MAX_STEPS={max_steps}` 运行（最多 {max_steps} 步），"
+                 "所以训练得到的图表和数字与正文引用的完整运行不同：完整运行的输出见英文页面。")
+    if widgets:
+        note += f"本页的 {widgets} 个交互控件显示为它们最初的样子（图、表和每个控件的初始值），只有在运行中的笔记本里才能操作。"
+    return f"```{{admonition}} 说明\n:class: note\n{note}\n```"
+
+
+def switch_html(href, label, lang) -> str:
+    """The language switch at the top of every page: a link to the same page in the other edition."""
+    return (f'<p class="lang-switch"><a class="lang-switch-link" href="{html.escape(href)}" '
+            f'hreflang="{lang}" lang="{lang}">{html.escape(label)}</a></p>')
 
 
 def strip_setup_cells(nb, tag) -> int:

@@ -1,6 +1,7 @@
 """`make book`: the course as a static website, every notebook executed, readable with no install.
 
     python scripts/build_book.py [--out build/book] [--reuse] [--allow-errors] [--only 00,01]
+                                 [--no-zh] [--zh-max-steps N]
 Steps: execute each course/*.ipynb in a fresh kernel (nbclient, widget state kept), turn its
 widgets into static HTML (scripts/book_static.py), put a note and the Colab/Binder links on top,
 then build the pages with Jupyter Book 1.x (which works offline) without executing again.
@@ -10,7 +11,15 @@ those copies as the notebook test (one test per notebook, the failing cell's tra
 failing cell stops the build before the pages are made, so no site shows a broken notebook. Equations
 render with MathJax 3 copied from the installed django-static-mathjax into the site, so no page
 asks a CDN for anything. The site is OUT/html; OUT/build.json records the seconds each step took.
---reuse keeps executed notebooks newer than their source (for editing the site's look).
+--reuse keeps executed notebooks newer than their source and run under the same step cap (for
+editing the site's look).
+
+Both editions: each English notebook with a Chinese twin in course/zh/ is executed a second time as
+that twin (into OUT/executed/zh/), and becomes the page zh/NAME.html; every page has a language
+switch to its twin (English <-> 中文), and the Chinese pages ask for an installed CJK font
+(book/_static/zh.css). --zh-max-steps N runs the twins with UNIFIED_RL_MAX_STEPS=N (their code is
+the English code, tests/test_zh_edition.py checks that; the cap keeps the second execution cheap,
+and the Chinese page's note says its runs were capped).
 """
 
 import argparse
@@ -35,19 +44,25 @@ import book_static  # noqa: E402
 from colab import LINK_TAG, SETUP_TAG, colab_url, repository  # noqa: E402
 
 
+ZH = "zh"  # the Chinese edition's folder, in course/ and in the site
+
+
 def binder_url(owner_repo, name):
     return f"https://mybinder.org/v2/gh/{owner_repo}/HEAD?urlpath=lab/tree/course/{name}"
 
 
-def execute(src, dst):
+def execute(src, dst, max_steps=None):
     """Run notebook `src` top to bottom in a fresh kernel, past failing cells, write it to `dst`;
-    seconds taken."""
+    seconds taken. max_steps: UNIFIED_RL_MAX_STEPS for the kernel (it inherits this environment)."""
     from nbclient import NotebookClient
 
     nb = nbformat.read(src, as_version=4)
     workdir = os.path.join(os.path.dirname(dst), "_run")  # files a notebook writes land here
     os.makedirs(workdir, exist_ok=True)
     env_backend = os.environ.pop("MPLBACKEND", None)  # Agg would drop the inline figures
+    env_cap = os.environ.get("UNIFIED_RL_MAX_STEPS")
+    if max_steps is not None:
+        os.environ["UNIFIED_RL_MAX_STEPS"] = str(max_steps)
     t0 = time.perf_counter()
     try:
         NotebookClient(nb, timeout=1800, kernel_name="python3", store_widget_state=True,
@@ -57,6 +72,11 @@ def execute(src, dst):
     finally:
         if env_backend is not None:
             os.environ["MPLBACKEND"] = env_backend
+        if max_steps is not None:
+            os.environ.pop("UNIFIED_RL_MAX_STEPS", None)
+            if env_cap is not None:
+                os.environ["UNIFIED_RL_MAX_STEPS"] = env_cap
+    nb.metadata["unified_rl_max_steps"] = max_steps  # what --reuse must match
     nbformat.write(nb, dst)
     return round(time.perf_counter() - t0, 1)
 
@@ -71,8 +91,9 @@ def mathjax_dir():
     return path
 
 
-def write_config(src, url, owner_repo, names):
-    """_config.yml and _toc.yml of the book (the table of contents follows course/'s notebooks)."""
+def write_config(src, url, owner_repo, names, zh_names=(), partial=False):
+    """_config.yml and _toc.yml of the book (the table of contents follows course/'s notebooks).
+    partial: only some notebooks are built (--only), so links to the others cannot resolve."""
     config = {
         "title": "unified_rl: one gradient for SFT, RFT, DPO, PPO and GRPO",
         "author": "the unified_rl authors",
@@ -85,31 +106,65 @@ def write_config(src, url, owner_repo, names):
         "html": {"use_repository_button": True, "use_issues_button": False, "use_edit_page_button": False},
         "parse": {"myst_enable_extensions": ["dollarmath", "amsmath"]},
         "sphinx": {"config": {"mathjax_path": "mathjax/tex-mml-chtml.js", "html_static_path": ["_static"],
-                              "html_css_files": ["static-widgets.css"], "nb_merge_streams": True}},
+                              "html_css_files": ["static-widgets.css", "zh.css"],
+                              "html_js_files": ["zh.js"], "nb_merge_streams": True}},
     }
+    if partial:
+        config["sphinx"]["config"]["suppress_warnings"] = ["myst.xref_missing"]
     toc = {"format": "jb-book", "root": "intro", "parts": [
         {"caption": "The course", "chapters": [{"file": os.path.splitext(n)[0]} for n in names]},
         {"caption": "Teaching with it", "chapters": [{"file": "INSTRUCTORS"}]}]}
+    if zh_names:
+        extra = [f"{ZH}/{n}" for n in ("README", "GLOSSARY") if os.path.exists(os.path.join(src, ZH, f"{n}.md"))]
+        pages = extra[:1] + [f"{ZH}/{os.path.splitext(n)[0]}" for n in zh_names] + extra[1:]
+        toc["parts"].append({"caption": "中文版", "chapters": [{"file": f} for f in pages]})
     for name, data in (("_config.yml", config), ("_toc.yml", toc)):
         with open(os.path.join(src, name), "w") as f:  # JSON is YAML: no YAML writer needed
             json.dump(data, f, indent=2)
 
 
-def prepare(executed, dst, owner_repo, name):
-    """An executed notebook as a page: static widgets, no Colab cells (the note has the links)."""
+def prepare(executed, dst, owner_repo, name, zh=False, other=None, max_steps=None):
+    """An executed notebook as a page: static widgets, no Colab cells (the note has the links).
+    zh: the page is the Chinese twin (zh/NAME); other: the other edition's page (the switch), or None."""
     nb = nbformat.read(executed, as_version=4)
     for tag in (SETUP_TAG, LINK_TAG):
         book_static.strip_setup_cells(nb, tag)
-    widgets = book_static.static_widgets(nb)
+    widgets = book_static.static_widgets(nb, book_static.CAPTION_ZH if zh else book_static.CAPTION)
     book_static.amsmath_blocks(nb)
     title_at = next((i for i, c in enumerate(nb.cells) if c.cell_type == "markdown"
                      and c.source.lstrip().startswith("# ")), -1)
-    note = book_static.page_note(colab_url(owner_repo, name), binder_url(owner_repo, name), widgets)
+    stem, path = os.path.splitext(name)[0], f"{ZH}/{name}" if zh else name
+    if zh:
+        note = book_static.page_note_zh(colab_url(owner_repo, path), binder_url(owner_repo, path), widgets, max_steps)
+    else:
+        note = book_static.page_note(colab_url(owner_repo, path), binder_url(owner_repo, path), widgets)
     nb.cells.insert(title_at + 1, nbformat.v4.new_markdown_cell(note))
+    if other and title_at >= 0:  # the switch goes right under the title
+        lines = nb.cells[title_at].source.split("\n")
+        at = next(i for i, l in enumerate(lines) if l.lstrip().startswith("# ")) + 1
+        lines[at:at] = ["", switch_cell(other, zh), ""]
+        nb.cells[title_at].source = "\n".join(lines)
+    elif other:
+        nb.cells.insert(0, nbformat.v4.new_markdown_cell(switch_cell(other, zh)))
     errors = [o for c in nb.cells for o in c.get("outputs", []) if o.get("output_type") == "error"]
     errors += [nb.metadata["execution_failure"]] if nb.metadata.get("execution_failure") else []
     nbformat.write(nb, dst)
     return widgets, len(errors)
+
+
+def switch_cell(other, zh):
+    """The language switch: from a Chinese page to English, or from an English page to 中文."""
+    return book_static.switch_html(other, "English", "en") if zh else book_static.switch_html(other, "中文", "zh-CN")
+
+
+def add_switch(md_path, other, zh):
+    """Put the language switch under the title of a Markdown page of the site."""
+    with open(md_path, encoding="utf-8") as f:
+        lines = f.read().split("\n")
+    at = next((i + 1 for i, l in enumerate(lines) if l.startswith("# ")), 0)
+    lines[at:at] = ["", switch_cell(other, zh), ""]
+    with open(md_path, "w", encoding="utf-8") as f:
+        f.write("\n".join(lines))
 
 
 def main():
@@ -118,7 +173,13 @@ def main():
     ap.add_argument("--reuse", action="store_true", help="keep executed notebooks newer than their source")
     ap.add_argument("--allow-errors", action="store_true", help="build the pages even if a cell failed (its error shows)")
     ap.add_argument("--only", default="", help="comma-separated notebook prefixes (default: all)")
+    ap.add_argument("--no-zh", action="store_true", help="the English edition only")
+    ap.add_argument("--zh-dir", default=os.path.join(REPO, "course", ZH), help="the Chinese twins' folder")
+    ap.add_argument("--zh-max-steps", type=int, default=None,
+                    help="run the Chinese twins with UNIFIED_RL_MAX_STEPS=N (default: uncapped, as the English)")
     args = ap.parse_args()
+    if args.zh_max_steps is not None and args.zh_max_steps < 0:
+        sys.exit("build_book: --zh-max-steps must be >= 0")
     t_start = time.perf_counter()
     url, owner_repo = repository()
     notebooks = sorted(glob.glob(os.path.join(REPO, "course", "[0-9]*.ipynb")))
@@ -127,6 +188,9 @@ def main():
     if not notebooks:
         sys.exit("build_book: no notebooks found under course/")
     names = [os.path.basename(n) for n in notebooks]
+    zh_names = [] if args.no_zh else [n for n in names if os.path.isfile(os.path.join(args.zh_dir, n))]
+    if zh_names and not os.path.isfile(os.path.join(args.zh_dir, "README.md")):
+        sys.exit(f"build_book: {args.zh_dir}/README.md is missing (the Chinese edition's index page)")
     executed_dir, src = os.path.join(args.out, "executed"), os.path.join(args.out, "src")
     site = os.path.join(args.out, "html")
     if os.path.islink(site):  # a failed build must not leave the last site looking current
@@ -137,24 +201,44 @@ def main():
     shutil.copytree(os.path.join(REPO, "book"), src)
     mathjax = mathjax_dir()
     shutil.copy(os.path.join(REPO, "course", "INSTRUCTORS.md"), os.path.join(src, "INSTRUCTORS.md"))
+    if zh_names:
+        os.makedirs(os.path.join(src, ZH))
+        os.makedirs(os.path.join(executed_dir, ZH), exist_ok=True)
+        for md in ("README.md", "GLOSSARY.md"):
+            if os.path.isfile(os.path.join(args.zh_dir, md)):
+                shutil.copy(os.path.join(args.zh_dir, md), os.path.join(src, ZH, md))
+                add_switch(os.path.join(src, ZH, md), "../intro.html", zh=True)
+        add_switch(os.path.join(src, "intro.md"), f"{ZH}/README.html", zh=False)
+        add_switch(os.path.join(src, "INSTRUCTORS.md"), f"{ZH}/README.html", zh=False)
     report = {"notebooks": {}, "started": time.strftime("%Y-%m-%d %H:%M:%S"),
               "load_average_at_start": os.getloadavg()}
-    for path, name in zip(notebooks, names):
-        done = os.path.join(executed_dir, name)
-        if args.reuse and os.path.exists(done) and os.path.getmtime(done) > os.path.getmtime(path):
+    jobs = [(path, name, False) for path, name in zip(notebooks, names)]
+    jobs += [(os.path.join(args.zh_dir, name), name, True) for name in zh_names]
+    for path, name, zh in jobs:
+        key = f"{ZH}/{name}" if zh else name
+        done = os.path.join(executed_dir, key)
+        cap = args.zh_max_steps if zh else None
+        if (args.reuse and os.path.exists(done) and os.path.getmtime(done) > os.path.getmtime(path)
+                and nbformat.read(done, as_version=4).metadata.get("unified_rl_max_steps") == cap):
             seconds = "reused"
         else:
-            print(f"executing {name} ...", flush=True)
-            seconds = execute(path, done)
-        widgets, errors = prepare(done, os.path.join(src, name), owner_repo, name)
-        report["notebooks"][name] = {"seconds": seconds, "widgets": widgets, "errors": errors}
-        print(f"  {name}: {seconds} s, {widgets} widgets made static, {errors} errors", flush=True)
+            print(f"executing {key} ...", flush=True)
+            seconds = execute(path, done, cap)
+        stem = os.path.splitext(name)[0]
+        other = (f"../{stem}.html" if zh else f"{ZH}/{stem}.html" if name in zh_names
+                 else f"{ZH}/README.html" if zh_names else None)
+        widgets, errors = prepare(done, os.path.join(src, key), owner_repo, name, zh=zh, other=other,
+                                  max_steps=args.zh_max_steps if zh else None)
+        report["notebooks"][key] = {"seconds": seconds, "widgets": widgets, "errors": errors}
+        if zh:
+            report["notebooks"][key]["max_steps"] = args.zh_max_steps
+        print(f"  {key}: {seconds} s, {widgets} widgets made static, {errors} errors", flush=True)
     failed = [n for n, r in report["notebooks"].items() if r["errors"]]
     if failed and not args.allow_errors:
         with open(os.path.join(args.out, "build.json"), "w") as f:
             json.dump(report, f, indent=2)
         sys.exit(f"build_book: cells failed in {', '.join(failed)} (see {executed_dir}); no pages built")
-    write_config(src, url, owner_repo, names)
+    write_config(src, url, owner_repo, names, zh_names, partial=bool(args.only))
     t_pages = time.perf_counter()
     html_root = os.path.join(args.out, "_build", "html")
     jb = [sys.executable, "-c", "from jupyter_book.cli.main import main; main()", "build", src, "--path-output", args.out, "--builder", "html"]

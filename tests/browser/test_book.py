@@ -1,6 +1,9 @@
 """The static site `make book` builds, opened in headless Chromium: every page shows its plots and
 typeset equations, the table of contents reaches every notebook, and nothing is fetched from
-anywhere but the local server (no CDN for MathJax, widgets or fonts).
+anywhere but the local server (no CDN for MathJax, widgets or fonts). The Chinese edition: every
+page's language switch leads to its twin and back, and Chinese text is drawn from an installed CJK
+font (the fonts Chromium used, asked over the DevTools protocol), not as boxes (distinct characters
+draw distinct bitmaps, unlike characters no font has).
 
 Needs build/book/html (`make book`, which `make test` runs first). With UNIFIED_RL_REQUIRE_BROWSER=1
 a missing site, Chromium or playwright fails the test instead of skipping it.
@@ -11,6 +14,7 @@ import http.server
 import json
 import os
 import re
+import subprocess
 import threading
 from pathlib import Path
 from urllib.parse import urlparse
@@ -119,8 +123,9 @@ def _open(chromium, url):
 
 def test_table_of_contents_reaches_every_notebook(site_url, chromium):
     notebooks = sorted(p.name for p in (REPO / "course").glob("[0-9]*.ipynb"))
+    notebooks += sorted(f"zh/{p.name}" for p in (REPO / "course" / "zh").glob("[0-9]*.ipynb"))
     pages = [name for name, src in _pages() if src is not None and src.suffix == ".ipynb"]
-    assert sorted(f"{p}.ipynb" for p in pages) == notebooks, "the site is older than course/: run make book"
+    assert sorted(f"{p}.ipynb" for p in pages) == sorted(notebooks), "the site is older than course/: run make book"
     context, page, foreign = _open(chromium, f"{site_url}/index.html")
     try:
         page.wait_for_load_state("networkidle")
@@ -163,5 +168,128 @@ def test_page_renders_plots_and_equations(site_url, chromium, name, nb_path):
         assert info["math"] >= maths, f"{info['math']} typeset equations, the notebook's markdown has {maths}"
         assert info["mathErrors"] == 0
         assert "$$" not in info["rawText"] and "\\frac" not in info["rawText"], "math left as raw TeX"
+    finally:
+        context.close()
+
+
+# --- the Chinese edition --------------------------------------------------------------------------------
+
+def _twin_href(name):
+    """The page a page's language switch must lead to (relative to the site's root)."""
+    if name.startswith("zh/"):
+        stem = name[len("zh/"):]
+        return "intro.html" if stem in ("README", "GLOSSARY") else f"{stem}.html"
+    if (BOOK / "src" / "zh" / f"{name}.ipynb").exists():
+        return f"zh/{name}.html"
+    return "zh/README.html"
+
+
+def _zh_pages():
+    return [name for name, src in _pages() if name.startswith("zh/") and src is not None]
+
+
+def test_every_page_switches_to_its_twin_and_back(site_url, chromium):
+    pages = [name for name, src in _pages() if src is not None]
+    if not _zh_pages():
+        pytest.skip("the site has no Chinese pages (course/zh/ holds no twin notebook)")
+    context = chromium.new_context()
+    try:
+        page = context.new_page()
+        for name in pages:
+            page.goto(f"{site_url}/{name}.html", wait_until="domcontentloaded")
+            links = page.query_selector_all("a.lang-switch-link")
+            assert len(links) == 1, f"{name}: {len(links)} language switches"
+            target = page.evaluate("a => new URL(a.getAttribute('href'), location.href).pathname", links[0])
+            assert target == "/" + _twin_href(name), f"{name}: the switch leads to {target}"
+            assert (links[0].inner_text() == "English") == name.startswith("zh/")
+            if name.startswith("zh/") and _twin_href(name) != "intro.html":  # follow it, and back
+                links[0].click()
+                page.wait_for_url(f"**/{_twin_href(name)}")
+                back = page.eval_on_selector("a.lang-switch-link", "a => new URL(a.href).pathname")
+                assert back == f"/{name}.html", f"{_twin_href(name)}'s switch leads to {back}, not {name}"
+                assert page.evaluate("document.documentElement.lang") != "zh-CN"
+    finally:
+        context.close()
+
+
+def installed_cjk_families():
+    """Font families fontconfig says cover Chinese (fc-list :lang=zh), every alias of each."""
+    try:
+        out = subprocess.run(["fc-list", ":lang=zh", "family"], capture_output=True, text=True).stdout
+    except FileNotFoundError:
+        _missing("fc-list is missing (apt-get install fontconfig)")
+    return {f.strip() for line in out.splitlines() for f in line.split(",") if f.strip()}
+
+
+_PROBE = """(text) => {
+    const span = document.createElement('span');
+    span.id = 'cjk-probe';
+    span.textContent = text;
+    (document.querySelector('article.bd-article') || document.body).appendChild(span);
+    return getComputedStyle(span).fontFamily;
+}"""
+
+_BITMAPS = """([chars, font]) => {
+    const c = document.createElement('canvas'); c.width = 48; c.height = 48;
+    const g = c.getContext('2d', {willReadFrequently: true});
+    g.font = '32px ' + font;
+    return chars.map(ch => {
+        g.clearRect(0, 0, 48, 48); g.fillStyle = '#000'; g.fillText(ch, 4, 36);
+        const d = g.getImageData(0, 0, 48, 48).data;
+        let h = 0, ink = 0;
+        for (let i = 3; i < d.length; i += 4) { h = (h * 31 + d[i]) >>> 0; ink += d[i] > 0; }
+        return h + ':' + ink;
+    });
+}"""
+
+
+def fonts_used(page, text):
+    """(family -> glyphs drawn) for `text` appended to the page's article, as Chromium rendered it."""
+    page.evaluate("() => document.getElementById('cjk-probe')?.remove()")
+    page.evaluate(_PROBE, text)
+    cdp = page.context.new_cdp_session(page)
+    cdp.send("DOM.enable")
+    cdp.send("CSS.enable")
+    root = cdp.send("DOM.getDocument")["root"]["nodeId"]
+    node = cdp.send("DOM.querySelector", {"nodeId": root, "selector": "#cjk-probe"})["nodeId"]
+    fonts = cdp.send("CSS.getPlatformFontsForNode", {"nodeId": node})["fonts"]
+    cdp.detach()
+    return {f["familyName"]: f["glyphCount"] for f in fonts}
+
+
+def glyph_problems(page, chars):
+    """Why `chars` do not render as glyphs in the page's font ([] if each draws its own bitmap)."""
+    font = page.evaluate("() => getComputedStyle(document.body).fontFamily")
+    maps = page.evaluate(_BITMAPS, [list(chars), font])
+    out = [f"{ch!r} draws nothing" for ch, m in zip(chars, maps) if m.endswith(":0")]
+    if len(set(maps)) < len(maps):
+        out.append(f"{len(maps)} characters draw only {len(set(maps))} distinct bitmaps (boxes)")
+    return out
+
+
+def test_chinese_pages_draw_their_text_from_an_installed_cjk_font(site_url, chromium):
+    pages = _zh_pages()
+    if not pages:
+        pytest.skip("the site has no Chinese pages (course/zh/ holds no twin notebook)")
+    cjk = installed_cjk_families()
+    if not cjk:
+        _missing("no CJK font installed (apt-get install fonts-wqy-microhei)")
+    context, page, foreign = _open(chromium, f"{site_url}/{pages[0]}.html")
+    try:
+        page.wait_for_load_state("networkidle")
+        assert page.evaluate("document.documentElement.lang") == "zh-CN"
+        text = page.evaluate("() => (document.querySelector('article.bd-article') || document.body).innerText")
+        chars = "".join(dict.fromkeys(re.findall(r"[\u4e00-\u9fff]", text)))[:40]  # distinct, in order
+        assert len(chars) >= 10, f"{pages[0]} shows only {len(chars)} distinct Chinese characters"
+        used = fonts_used(page, chars)
+        assert used and set(used) <= cjk, f"Chinese drawn with {used}; installed CJK fonts: {sorted(cjk)}"
+        assert sum(used.values()) == len(chars)
+        assert not glyph_problems(page, chars)
+        # both checks can fail: characters no font has (private use) are drawn from a font that is
+        # not a CJK one (Liberation Sans here), as identical boxes
+        boxes = "\ue000\ue001\ue002\ue003"
+        assert not set(fonts_used(page, boxes)) <= cjk, "private-use characters passed as drawn by a CJK font"
+        assert glyph_problems(page, boxes), "private-use characters passed as glyphs"
+        assert not foreign, f"requests outside the local server: {foreign[:5]}"
     finally:
         context.close()

@@ -12,7 +12,8 @@ in markdown); in a test cell the lines between `### BEGIN HIDDEN TESTS` and `###
 are deleted; solution and test cells are made undeletable, locked cells read-only; outputs are
 cleared. Only nbgrader's checksums are missing (tests/test_nbgrader.py compares the two for every
 notebook). Like nbgrader, a marker outside a cell marked for it is refused (scripts/nbgrader_cells.py
-marks the course's cells). Other files are copied as they are, except the instructors' own
+marks the course's cells). A subfolder of notebooks (course/zh/, the Chinese edition) is released
+the same way into the same subfolder. Other files are copied as they are, except the instructors' own
 (`INSTRUCTOR_ONLY`); the source is only read. The copy gets a flag file (`display.STUDENT_FLAG`)
 that turns `q.solution()` off there (`UNIFIED_RL_SOLUTIONS=1` turns it back on).
 """
@@ -108,13 +109,24 @@ def nbgrader_available():
     return importlib.util.find_spec("nbgrader") is not None
 
 
+def _notebook_folders(src):
+    """The top-level subfolders of src holding notebooks (course/zh/: the Chinese edition)."""
+    return sorted({rel.parts[0] for rel in _files(src) if rel.suffix == ".ipynb" and len(rel.parts) > 1})
+
+
 def nbgrader_release(src, dst, assignment="course"):
     """Release src with nbgrader's generate_assignment (a temporary course directory); copy it to dst.
 
+    nbgrader releases only the notebooks at an assignment's top level (others it copies as they
+    are, solutions and all), so each subfolder holding notebooks is released on its own.
     Returns the relative paths written."""
+    folders = _notebook_folders(src)
+    written = []
+    for sub in folders:
+        written += [Path(sub) / rel for rel in nbgrader_release(src / sub, dst / sub, assignment)]
     with tempfile.TemporaryDirectory(prefix="unified_rl_release_") as root:
         source = Path(root) / "source" / assignment
-        for rel in _files(src):
+        for rel in (r for r in _files(src) if r.parts[0] not in folders):
             (source / rel).parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(src / rel, source / rel)
         env = dict(os.environ, PATH=os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")]))
@@ -124,7 +136,6 @@ def nbgrader_release(src, dst, assignment="course"):
         if r.returncode != 0 or not release.is_dir():
             errors = [l for l in r.stdout.splitlines() + r.stderr.splitlines() if "Error" in l or "ERROR" in l]
             raise ValueError("nbgrader generate_assignment failed: " + (" | ".join(errors[-3:]) or r.stderr[-300:]))
-        written = []
         for rel in _files(release):
             (dst / rel).parent.mkdir(parents=True, exist_ok=True)
             shutil.copyfile(release / rel, dst / rel)
