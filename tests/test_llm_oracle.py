@@ -59,12 +59,12 @@ def _smollm2():
 
 
 @pytest.mark.slow
+@pytest.mark.usefixtures("all_cores")
 def test_the_oracle_on_smollm2(monkeypatch, capsys):
     """float64, 2 questions x 2 replies of 4 tokens: grpo, dpo, ppo, rft and a 1 %-wrong grpo."""
     tok, model = _smollm2()
     problems = WordsTask(digits=1, max_new_tokens=4).splits(2, 0, seed=0)[0]
     wrong = _wrong(monkeypatch)
-    torch.set_num_threads(max(1, torch.get_num_threads()))
     diffs = model_oracle(model, tok, problems, methods=["grpo", "grpo-clipped", "dpo", "ppo", "ppo-clipped", "rft", wrong], group_size=2,
                          relative=True)
     with capsys.disabled():

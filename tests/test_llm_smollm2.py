@@ -10,7 +10,7 @@ import torch
 from unified_rl.sampling import rollout_from_texts, sample, token_logp
 from unified_rl.words import WordsTask
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("all_cores")]
 
 
 @pytest.fixture(scope="module")

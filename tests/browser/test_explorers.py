@@ -47,6 +47,7 @@ STATE_JS = """() => {
     status: ind ? ind.getAttribute('data-status') : null,
     prompts: cells.map(c => c.querySelector('.jp-InputPrompt').textContent.trim()),
     errors: [...nb.querySelectorAll("[data-mime-type='application/vnd.jupyter.error']")].map(e => e.innerText),
+    stderr: [...nb.querySelectorAll("[data-mime-type='application/vnd.jupyter.stderr']")].map(e => e.innerText),
   };
 }"""
 
@@ -71,31 +72,63 @@ def _write_selftest(root):
     return "selftest/explorers.ipynb"
 
 
-def _click_run_all(page):
-    """Run -> Run All Cells (the kernel is fresh: it was just started for this notebook)."""
+def _click_run_all(page, upto=None):
+    """Run -> Run All Cells (the kernel is fresh: it was just started for this notebook); with `upto`
+    (an index among the non-empty code cells), select the cell after that one and Run -> Run All Above
+    Selected Cell."""
+    after = None
+    if upto is not None:
+        cells = page.locator(".jp-NotebookPanel:not(.lm-mod-hidden) .jp-Notebook .jp-Cell")
+        code = [i for i in range(cells.count()) if "jp-CodeCell" in (cells.nth(i).get_attribute("class") or "")
+                and cells.nth(i).locator(".cm-content").first.text_content().strip() != ""]
+        if code[upto] + 1 < cells.count():
+            after = cells.nth(code[upto] + 1).locator(".jp-InputPrompt").first
+            after.scroll_into_view_if_needed()
+            after.click()
     page.click(".lm-MenuBar-itemLabel:text-is('Run')")
-    page.click(".lm-Menu-itemLabel:text-is('Run All Cells')")
+    page.click(".lm-Menu-itemLabel:text-is('Run All Above Selected Cell')" if after is not None
+               else ".lm-Menu-itemLabel:text-is('Run All Cells')")
 
 
-def _run_all(page, lab, rel, timeout_s):
-    """Open the notebook, run all its cells in its fresh kernel, wait until every cell has run."""
+def last_explorer_cell(path):
+    """The index, among the notebook's non-empty code cells, of the last one that shows an explorer
+    (what the browser checks: nothing after it needs running here; `make book` runs the whole notebook)."""
+    sources = [c.source for c in nbformat.read(path, as_version=4).cells if c.cell_type == "code" and c.source.strip()]
+    hits = [i for i, src in enumerate(sources) if "_explorer(" in src]
+    if not hits:
+        raise ValueError(f"{path}: no code cell calls an explorer")
+    return hits[-1]
+
+
+def _run_all(page, lab, rel, timeout_s, upto=None):
+    """Open the notebook, run its cells (all, or up to `upto`) in its fresh kernel, wait until they have run.
+    A run that stops early (a cell raised: JupyterLab leaves the cells after it unrun) fails at once."""
     page.goto(lab.url(rel))
     _wait_for_kernel(page, rel)
-    _click_run_all(page)
-    deadline, started, asked = time.time() + timeout_s, False, time.time()
+    _click_run_all(page, upto)
+    deadline, started, asked, stopped = time.time() + timeout_s, False, time.time(), None
     while time.time() < deadline:
         s = page.evaluate(STATE_JS)
         if s and s["errors"]:
             pytest.fail(f"{rel}: a cell raised:\n" + "\n---\n".join(s["errors"])[-3000:])
         if s:
+            wanted = s["prompts"] if upto is None else s["prompts"][: upto + 1]
             # a prompt other than "[ ]:" ("[*]:" queued or running, "[3]:" done) shows Run All reached the kernel;
             # the status alone can read busy while the kernel merely connects
-            started = started or any(p != "[ ]:" and p for p in s["prompts"])
+            started = started or any(p != "[ ]:" and p for p in wanted)
             if not started and time.time() - asked > 60:  # the request was lost (a busy machine): ask again
-                _click_run_all(page)
+                _click_run_all(page, upto)
                 asked = time.time()
-            if started and s["status"] == "idle" and s["prompts"] and all(p[1:-2].isdigit() for p in s["prompts"]):
+            done = bool(wanted) and all(p[1:-2].isdigit() for p in wanted)
+            if started and s["status"] == "idle" and done:
                 return
+            if started and s["status"] == "idle" and not done and "[*]:" not in wanted:
+                stopped = stopped or time.time()  # idle, nothing queued, cells unrun: the run stopped
+                if time.time() - stopped > 10:
+                    pytest.fail(f"{rel}: the run stopped before its end (a cell raised); stderr shown:\n"
+                                + "\n---\n".join(s["stderr"])[-3000:])
+            else:
+                stopped = None
         time.sleep(0.5)
     pytest.fail(f"{rel}: Run All did not finish within {timeout_s} s (last state {s})")
 
@@ -193,6 +226,25 @@ def _course_params():
 @pytest.mark.parametrize("rel", _course_params())
 def test_course_notebook_explorers(lab, page, rel):
     page.set_default_timeout(60_000)
-    _run_all(page, lab, rel, timeout_s=900)  # course notebooks train a small model: minutes on 2 cores
+    # up to its last explorer: the training after it is make book's to run (tests/test_notebooks_executed.py)
+    _run_all(page, lab, rel, timeout_s=900, upto=last_explorer_cell(REPO / rel))
     _assert_usable_tracks(page, rel)
     _move_every_main_control(page, rel)
+
+
+def test_a_cell_that_raises_fails_the_run_at_once_and_upto_stops_before_the_rest(lab, page):
+    """Negative control of _run_all: an AssertionError mid-notebook fails it in seconds, not at the timeout;
+    and a run up to a cell leaves the cells after it (here one that would raise) unrun."""
+    cells = [new_code_cell("x = 1"), new_code_cell("assert x == 2, 'planted'"), new_code_cell("y = 3")]
+    nb = new_notebook(cells=cells)
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    (lab.root / "selftest").mkdir(exist_ok=True)
+    nbformat.write(nb, lab.root / "selftest" / "raises.ipynb")
+    t = time.time()
+    with pytest.raises(pytest.fail.Exception, match="raised"):
+        _run_all(page, lab, "selftest/raises.ipynb", timeout_s=300)
+    assert time.time() - t < 120, "the failing cell was noticed only at the timeout"
+    for k in json.loads(lab.api("/api/kernels")):  # a fresh kernel for the second half
+        lab.api(f"/api/kernels/{k['id']}", method="DELETE")
+    _run_all(page, lab, "selftest/raises.ipynb", timeout_s=300, upto=0)  # the raising cell stays unrun
+    assert page.evaluate(STATE_JS)["prompts"][1:] == ["[ ]:", "[ ]:"]

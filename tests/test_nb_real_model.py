@@ -1,0 +1,53 @@
+"""Notebook 12's helpers: the 1 %-wrong coefficient it shows the oracle catching is registered only
+inside its block, the tables read real_model.measure's keys, and our settings are accepted by TRL's
+GRPOConfig / DPOConfig where TRL is installed (the bench extra)."""
+
+import tempfile
+
+import pytest
+import torch
+
+from unified_rl.course import nb_real_model as nb12
+from unified_rl.experiments import real_model
+from unified_rl.methods import METHODS
+from unified_rl.verify import ORACLE_KEYS
+
+
+def test_the_wrong_coefficient_exists_only_inside_its_block():
+    with pytest.raises(RuntimeError):
+        with nb12.wrong_coefficient("grpo", 1.01) as name:
+            assert name in METHODS and name in ORACLE_KEYS
+            assert METHODS[name].objective is METHODS["grpo"].objective  # only the coefficient changed
+            raise RuntimeError("a failing oracle cell")
+    assert "grpo-wrong" not in METHODS and "grpo-wrong" not in ORACLE_KEYS
+
+
+def _measurement(greedy):
+    return {"greedy": greedy, "maj_at_k": [0.1, 0.2], "pass_at_k": [0.1, 0.4], "reply_chars": 30.0,
+            "strict_share": 0.0, "lenient_only_share": 0.75, "unparsed_share": 0.25,
+            "examples": [{"question": "What is 1 + 2?", "answer": "3", "reply": "1 + 2 = 3\nok", "right": True}]}
+
+
+def test_tables_show_every_measured_quantity_per_column():
+    md = nb12.comparison_markdown({"before": _measurement(0.25), "after": _measurement(0.5)}, k=2)
+    lines = md.splitlines()
+    assert len(lines) == 2 + len(nb12.ROWS) and "| Pass@2 | 0.400 | 0.400 |" in md
+    assert "| greedy accuracy | 0.250 | 0.500 |" in md
+    assert "⏎" in nb12.examples_markdown(_measurement(0.25))  # a newline in a reply stays visible
+    with pytest.raises(ValueError):
+        nb12.comparison_markdown({})
+
+
+def test_trl_settings_are_ours_and_trl_accepts_them():
+    p = real_model.world(real_model.BUDGETS["cpu"])
+    g, d = nb12.trl_grpo_settings(p, 10), nb12.trl_dpo_settings(p, 10)
+    assert (g["beta"], g["num_generations"], g["learning_rate"]) == (p.rl.beta, p.rl.group_size, p.rl.lr)
+    assert g["per_device_train_batch_size"] == p.rl.prompts_per_step * p.rl.group_size
+    assert g["max_completion_length"] == p.task.max_new_tokens and d["beta"] == p.rl.dpo_beta
+    assert g["bf16"] is False and g["use_cpu"] is (not torch.cuda.is_available())  # float32 weights
+    pytest.importorskip("trl", reason="TRL is in the bench extra")
+    from trl import DPOConfig, GRPOConfig
+    with tempfile.TemporaryDirectory() as out:
+        config = GRPOConfig(output_dir=out, report_to="none", **g)
+        DPOConfig(output_dir=out, report_to="none", **d)
+    assert config.loss_type == "grpo" and config.use_bias_correction_kl is False
