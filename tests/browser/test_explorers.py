@@ -16,8 +16,11 @@ import pytest
 from nbformat.v4 import new_code_cell, new_notebook
 
 REPO = Path(__file__).resolve().parents[2]
-COURSE = sorted(p.relative_to(REPO).as_posix() for p in (REPO / "course").rglob("*.ipynb")
-                if ".ipynb_checkpoints" not in p.parts and "_explorer(" in p.read_text(encoding="utf-8"))
+# Every English notebook that shows an explorer, and one Chinese twin (same code, Chinese labels: the
+# twins' code is the English code, tests/test_zh_edition.py; their labels come from one catalogue).
+ZH_SAMPLE = ["course/zh/06_grpo.ipynb"]
+COURSE = sorted(p.relative_to(REPO).as_posix() for p in (REPO / "course").glob("*.ipynb")
+                if "_explorer(" in p.read_text(encoding="utf-8")) + [z for z in ZH_SAMPLE if (REPO / z).exists()]
 EXPLORERS = ["dpo_explorer()", "ppo_explorer()", "grpo_explorer()", "rft_explorer()", "paradigm_explorer()",
              "pass_maj_explorer()", "noisy_reward_explorer()", "length_explorer()"]
 MIN_TRACK_PX = 150  # a slider's draggable track, description and readout aside
