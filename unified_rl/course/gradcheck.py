@@ -16,8 +16,8 @@ import inspect
 import torch
 
 from .base import _MISSING, Exercise, Wrong
-from .i18n import t
 from .compare import _clone, _describe, _flat, compare, compare_gradients, gradients, short_repr
+from .i18n import t
 
 _NOT_POLICY = ("logp_ref", "logp_old")
 

@@ -12,8 +12,8 @@ import torch
 from matplotlib.figure import Figure
 
 from unified_rl import advantages, coefficients
-from unified_rl.course.i18n import t
 from unified_rl.course.explorer import Explorer, _dropdown, _slider
+from unified_rl.course.i18n import t
 from unified_rl.course.plots import draw_coefficients
 from unified_rl.methods import METHODS
 from unified_rl.paradigm import step_from_tensors

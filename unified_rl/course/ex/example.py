@@ -10,9 +10,9 @@ import sympy
 import torch
 
 from unified_rl import advantages, coefficients
-from unified_rl.course.i18n import Msg
 from unified_rl.course.exercises import (ChoiceExercise, ExpressionExercise, FunctionExercise,
                                          SignExercise, ValueExercise)
+from unified_rl.course.i18n import Msg
 
 # q1 (derivation): the DPO coefficient. With x = the chosen log-ratio minus the rejected one,
 # J = log sigmoid(beta * x); dJ/dx is the coefficient on the chosen response (eq 12 -> eq 14).

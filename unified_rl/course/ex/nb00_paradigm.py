@@ -6,8 +6,8 @@ In the notebook:  from unified_rl.course.ex.nb00_paradigm import q1, q2, q3
 import torch
 
 from unified_rl import paradigm
-from unified_rl.course.i18n import Msg
 from unified_rl.course.exercises import ChoiceExercise, FunctionExercise, ValueExercise
+from unified_rl.course.i18n import Msg
 
 # q1 (choice): which of the three components separates GRPO from online RFT.
 q1 = ChoiceExercise(

@@ -7,8 +7,8 @@ import sympy
 import torch
 
 from unified_rl import objectives
-from unified_rl.course.i18n import Msg
 from unified_rl.course.exercises import ExpressionExercise, FunctionExercise, ValueExercise
+from unified_rl.course.i18n import Msg
 
 # q1 (derivation): a token mean over the batch is eq 5 with a length-dependent GC.
 # Two responses of n1 and n2 tokens; the token mean J = (sum of all n1 + n2 log-probs) / (n1 + n2)

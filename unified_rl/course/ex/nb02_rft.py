@@ -8,9 +8,9 @@ import sympy
 import torch
 
 from unified_rl import coefficients
-from unified_rl.course.i18n import Msg
 from unified_rl.course.exercises import ChoiceExercise, ExpressionExercise, FunctionExercise, SignExercise
 from unified_rl.course.gradcheck import surrogate_without_detach
+from unified_rl.course.i18n import Msg
 
 # q1 (derivation): a mean over the kept samples only, J = sum_i I_i mean_t(ell_it) / sum_i I_i, for two
 # samples of two tokens each, is eq 5 with GC = B |o_1| dJ/d ell_1 = 2 I_1 / (I_1 + I_2) on sample 1.

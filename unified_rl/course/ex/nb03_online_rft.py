@@ -7,8 +7,8 @@ import sympy
 import torch
 
 from unified_rl import objectives
-from unified_rl.course.i18n import Msg
 from unified_rl.course.exercises import ChoiceExercise, ExpressionExercise, FunctionExercise
+from unified_rl.course.i18n import Msg
 
 # q1 (derivation): a policy right with probability p = sigmoid(theta); the samples come from a sampler
 # right with probability rho (rho = p: online RFT; rho = the frozen SFT model's accuracy: RFT). The

@@ -10,8 +10,8 @@ import sympy
 import torch
 
 from unified_rl import coefficients
-from unified_rl.course.i18n import Msg
 from unified_rl.course.exercises import ChoiceExercise, ExpressionExercise, FunctionExercise, ValueExercise
+from unified_rl.course.i18n import Msg
 
 # q1 (derivation): the coefficient of one *rejected* token, with |o-| = 2 and per-token log-ratios
 # l1, l2 (log pi_theta - log pi_ref), so x- = (l1 + l2) / 2. GC = |o-| * dJ/dl1 (docs/ARCHITECTURE.md).

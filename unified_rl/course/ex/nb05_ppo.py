@@ -10,8 +10,8 @@ import sympy
 import torch
 
 from unified_rl import advantages, coefficients
-from unified_rl.course.i18n import Msg
 from unified_rl.course.exercises import ExpressionExercise, FunctionExercise, ValueExercise
+from unified_rl.course.i18n import Msg
 
 # q1 (derivation): the exact coefficient of eq 16 for one token, off-policy (pi_old != pi_theta).
 ell, ell_old, A = sympy.symbols("ell ell_old A", real=True)  # log-probs and an advantage: either sign

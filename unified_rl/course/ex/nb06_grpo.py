@@ -9,8 +9,8 @@ import sympy
 import torch
 
 from unified_rl import advantages, coefficients, objectives
-from unified_rl.course.i18n import Msg
 from unified_rl.course.exercises import ExpressionExercise, FunctionExercise, ValueExercise
+from unified_rl.course.i18n import Msg
 
 # q1 (derivation): the KL term of eq 19. With ell = log pi_theta(o_t) and ell_ref = log pi_ref(o_t),
 # -beta * k3 = -beta * (pi_ref/pi - log(pi_ref/pi) - 1); its derivative in ell is eq 21's KL term.

@@ -10,8 +10,8 @@ import sympy
 import torch
 
 from unified_rl import metrics
-from unified_rl.course.i18n import Msg
 from unified_rl.course.exercises import ExpressionExercise, FunctionExercise, ValueExercise
+from unified_rl.course.i18n import Msg
 
 # q1 (by hand): pass@4 from n = 8 samples of which c = 2 are right.
 q1 = ValueExercise(lambda: metrics.pass_at_k(8, 2, 4), atol=1e-3, var="pass_4_of_8",

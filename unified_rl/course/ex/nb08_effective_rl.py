@@ -8,8 +8,8 @@ import sympy
 import torch
 
 from unified_rl import advantages
-from unified_rl.course.i18n import Msg
 from unified_rl.course.exercises import ChoiceExercise, ExpressionExercise, FunctionExercise, ValueExercise
+from unified_rl.course.i18n import Msg
 
 # q1 (derivation): the expected reward a method sees when a 0/1 reward r is flipped with probability eps.
 r, eps = sympy.symbols("r epsilon", positive=True)

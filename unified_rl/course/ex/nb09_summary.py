@@ -3,8 +3,8 @@
 In the notebook:  from unified_rl.course.ex.nb09_summary import q1, q2
 """
 
-from unified_rl.course.i18n import Msg
 from unified_rl.course.exercises import ChoiceExercise, ValueExercise
+from unified_rl.course.i18n import Msg
 from unified_rl.course.widgets import paradigm_coefficients, synthetic_batch
 
 # q1 (choice): which methods can push a token's log-probability *down* (a negative GC)?

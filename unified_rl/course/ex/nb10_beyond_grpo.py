@@ -10,8 +10,8 @@ import sympy
 import torch
 
 from unified_rl import advantages, coefficients
-from unified_rl.course.i18n import Msg
 from unified_rl.course.exercises import ChoiceExercise, ExpressionExercise, FunctionExercise, ValueExercise
+from unified_rl.course.i18n import Msg
 
 
 def _ragged(gen, n_groups, G):

@@ -10,8 +10,8 @@ import sympy
 import torch
 
 from unified_rl import coefficients
-from unified_rl.course.i18n import Msg
 from unified_rl.course.exercises import ChoiceExercise, ExpressionExercise, FunctionExercise, ValueExercise
+from unified_rl.course.i18n import Msg
 
 # q1 (derivation): IPO's coefficient of one *rejected* token, |o-| = 2, per-token log-ratios l1, l2.
 tau = sympy.Symbol("tau", positive=True)
