@@ -51,3 +51,24 @@ def test_trl_settings_are_ours_and_trl_accepts_them():
         config = GRPOConfig(output_dir=out, report_to="none", **g)
         DPOConfig(output_dir=out, report_to="none", **d)
     assert config.loss_type == "grpo" and config.use_bias_correction_kl is False
+
+
+def test_tables_and_exercises_follow_the_language():
+    """In Chinese the row labels, the example lines and the exercises' texts are Chinese (Pass@K still
+    becomes Pass@k, the numbers and the reply unchanged); back in English they are today's text again."""
+    from unified_rl.course.ex import nb12_real_model as ex
+    from unified_rl.course.i18n import set_language
+    cols = {"before": _measurement(0.25)}
+    english = (nb12.comparison_markdown(cols, k=2), nb12.examples_markdown(cols["before"]), ex.q1.title, ex.q2.hints)
+    try:
+        set_language("zh")
+        md, examples = nb12.comparison_markdown(cols, k=2), nb12.examples_markdown(cols["before"])
+        assert "| 贪心解码准确率 | 0.250 |" in md and "| Pass@2 | 0.400 |" in md and "@K" not in md
+        assert len(md.splitlines()) == 2 + len(nb12.ROWS)
+        assert examples == "- *What is 1 + 2?*（答案 3）→ `1 + 2 = 3 ⏎ ok` ✓"
+        assert ex.q1.title.startswith("Q1：") and "`x @ weight.T`" in ex.q2.hints[0] and "冻结" in ex.q2.hints[0]
+    finally:
+        set_language("en")
+    assert (nb12.comparison_markdown(cols, k=2), nb12.examples_markdown(cols["before"]), ex.q1.title,
+            ex.q2.hints) == english
+    assert english[1] == "- *What is 1 + 2?* (answer 3) → `1 + 2 = 3 ⏎ ok` ✓"

@@ -9,11 +9,11 @@ import dataclasses
 import importlib.util
 
 from .. import methods as _methods
+from .i18n import t
 
-ROWS = (("greedy", "greedy accuracy"), ("maj_at_k", "Maj@K"), ("pass_at_k", "Pass@K"),
-        ("reply_chars", "mean reply length (characters)"), ("strict_share", "answer parsed strictly (#### N)"),
-        ("lenient_only_share", "answer parsed only leniently (a last number)"),
-        ("unparsed_share", "no number at all"))
+# (measured key, message key of its row's label): the labels follow the language (messages/nb_real_model.py)
+ROWS = tuple((key, f"nb.real.{key}") for key in ("greedy", "maj_at_k", "pass_at_k", "reply_chars", "strict_share",
+                                                  "lenient_only_share", "unparsed_share"))
 
 
 def _value(m, key):
@@ -28,7 +28,7 @@ def comparison_markdown(columns, k=None):
     head = "| | " + " | ".join(columns) + " |\n|---|" + "---|" * len(columns) + "\n"
     rows = []
     for key, label in ROWS:
-        label = label.replace("@K", f"@{k}") if k else label
+        label = t(label).replace("@K", f"@{k}") if k else t(label)  # the label in the current language
         cells = [f"{_value(m, key):.3f}" if key != "reply_chars" else f"{_value(m, key):.1f}" for m in columns.values()]
         rows.append(f"| {label} | " + " | ".join(cells) + " |")
     return head + "\n".join(rows)
@@ -39,7 +39,8 @@ def examples_markdown(measurement):
     lines = []
     for e in measurement["examples"]:
         reply = e["reply"].replace("\n", " ⏎ ").replace("|", "\\|")
-        lines.append(f"- *{e['question']}* (answer {e['answer']}) → `{reply}` {'✓' if e['right'] else '✗'}")
+        lines.append(t("nb.real.example", question=e["question"], answer=e["answer"], reply=reply,
+                       mark="✓" if e["right"] else "✗"))
     return "\n".join(lines)
 
 

@@ -11,6 +11,7 @@ by its gradient, on inputs that vary every entry, and carries plausible wrong an
 import torch
 
 from unified_rl.course.exercises import FunctionExercise
+from unified_rl.course.i18n import Msg
 from unified_rl.paradigm import surrogate_loss
 
 
@@ -77,15 +78,9 @@ q1 = FunctionExercise(
            "the last 2 of 5 rows": _micro_case(5, 3, 5),
            "half of 4 rows": _micro_case(4, 2, 4)},
     random_inputs=_micro_batch, grad=("logp",), var="my_micro_loss",
-    title="Q1: a micro-batch's share of the loss",
-    hint=["`paradigm.surrogate_loss(logp, coef, mask)` averages over *rows* (each row over its tokens). "
-          "The whole batch's loss is the mean over its B rows; a micro-batch of n rows holds n of them.",
-          "So the micro-batch's loss is `surrogate_loss(logp[start:stop], coef[start:stop], mask[start:stop])` "
-          "times `(stop - start) / B`, with `B = logp.shape[0]`."],
-    solution=("```python\ndef my_micro_loss(logp, coef, mask, start, stop):\n"
-              "    B = logp.shape[0]\n"
-              "    part = surrogate_loss(logp[start:stop], coef[start:stop], mask[start:stop])\n"
-              "    return part * (stop - start) / B   # sum_k n_k / B * mean_k = mean over the batch\n```"),
+    title=Msg("nb12.q1.title"),
+    hint=[Msg("nb12.q1.hint1"), Msg("nb12.q1.hint2")],
+    solution=Msg("nb12.q1.solution"),
     solution_value=_micro_solution,
     wrong=[_micro_unweighted, _micro_half, _micro_summed_rows, _micro_token_share],
 )
@@ -140,12 +135,9 @@ q2 = FunctionExercise(
                         "lora_A": torch.randn(2, 5, generator=gen, dtype=torch.float64).requires_grad_(True),
                         "alpha": 16.0, "r": 2}},
     random_inputs=_lora_inputs, grad=("x", "lora_A", "lora_B"), loss=_lora_sum, var="my_lora_forward",
-    title="Q2: a LoRA layer's forward",
-    hint=["`weight` is (out, in) like `torch.nn.Linear`'s: the frozen part is `x @ weight.T`.",
-          "The adapter first projects down with `lora_A` (r, in), then up with `lora_B` (out, r), and is scaled "
-          "by `alpha / r`: `(alpha / r) * (x @ lora_A.T) @ lora_B.T`."],
-    solution=("```python\ndef my_lora_forward(x, weight, lora_A, lora_B, alpha, r):\n"
-              "    return x @ weight.T + (alpha / r) * (x @ lora_A.T) @ lora_B.T\n```"),
+    title=Msg("nb12.q2.title"),
+    hint=[Msg("nb12.q2.hint1"), Msg("nb12.q2.hint2")],
+    solution=Msg("nb12.q2.solution"),
     solution_value=_lora_solution,
     wrong=[_lora_alpha, _lora_rslora, _lora_no_base, _lora_unscaled],
 )
@@ -200,14 +192,9 @@ q3 = FunctionExercise(
                         "input_ids": torch.tensor([[1, 2, 3, 4]]),
                         "mask": torch.tensor([[0.0, 1.0, 1.0]], dtype=torch.float64)}},
     random_inputs=_logp_inputs, grad=("logits",), loss=_logp_sum, var="my_token_logp",
-    title="Q3: per-token log-probs from the logits",
-    hint=["The logits at position t are the model's distribution over token t + 1: drop the last position "
-          "(`logits[:, :-1]`) and the first token (`input_ids[:, 1:]`).",
-          "Normalise with `log_softmax(-1)` over the vocabulary, pick each target with "
-          "`.gather(-1, input_ids[:, 1:, None])[..., 0]`, and multiply by `mask`."],
-    solution=("```python\ndef my_token_logp(logits, input_ids, mask):\n"
-              "    lp = logits[:, :-1].log_softmax(-1)          # (B, T, V): position t predicts token t + 1\n"
-              "    return lp.gather(-1, input_ids[:, 1:, None])[..., 0] * mask   # (B, T)\n```"),
+    title=Msg("nb12.q3.title"),
+    hint=[Msg("nb12.q3.hint1"), Msg("nb12.q3.hint2")],
+    solution=Msg("nb12.q3.solution"),
     solution_value=_logp_solution,
     wrong=[_logp_unshifted, _logp_probability, _logp_raw_logit, _logp_unmasked],
 )

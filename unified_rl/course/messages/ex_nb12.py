@@ -1,0 +1,62 @@
+"""Texts of the exercises of `unified_rl.course.ex.nb12_real_model`: titles, hints, solutions' prose."""
+
+MESSAGES = {
+    'nb12.q1.title': (
+        "Q1: a micro-batch's share of the loss",
+        'Q1：一个微批次（micro-batch）在损失中的份额'),
+    'nb12.q1.hint1': (
+        '`paradigm.surrogate_loss(logp, coef, mask)` averages over *rows* (each row over its tokens). '
+        "The whole batch's loss is the mean over its B rows; a micro-batch of n rows holds n of them.",
+        '`paradigm.surrogate_loss(logp, coef, mask)` 按*行*取平均（每一行先在自己的 token 上平均）。'
+        '整个批次的损失是 B 行的平均；一个 n 行的微批次占其中的 n 行。'),
+    'nb12.q1.hint2': (
+        "So the micro-batch's loss is `surrogate_loss(logp[start:stop], coef[start:stop], mask[start:stop])` "
+        'times `(stop - start) / B`, with `B = logp.shape[0]`.',
+        '所以微批次的损失是 `surrogate_loss(logp[start:stop], coef[start:stop], mask[start:stop])` '
+        '乘以 `(stop - start) / B`，其中 `B = logp.shape[0]`。'),
+    'nb12.q1.solution': (
+        "```python\ndef my_micro_loss(logp, coef, mask, start, stop):\n"
+        "    B = logp.shape[0]\n"
+        "    part = surrogate_loss(logp[start:stop], coef[start:stop], mask[start:stop])\n"
+        "    return part * (stop - start) / B   # sum_k n_k / B * mean_k = mean over the batch\n```",
+        "```python\ndef my_micro_loss(logp, coef, mask, start, stop):\n"
+        "    B = logp.shape[0]\n"
+        "    part = surrogate_loss(logp[start:stop], coef[start:stop], mask[start:stop])\n"
+        "    return part * (stop - start) / B   # sum_k n_k / B * mean_k = mean over the batch\n```"),
+    'nb12.q2.title': (
+        "Q2: a LoRA layer's forward",
+        'Q2：LoRA 层的前向计算'),
+    'nb12.q2.hint1': (
+        "`weight` is (out, in) like `torch.nn.Linear`'s: the frozen part is `x @ weight.T`.",
+        '`weight` 的形状是 (out, in)，与 `torch.nn.Linear` 的一样：冻结的部分是 `x @ weight.T`。'),
+    'nb12.q2.hint2': (
+        'The adapter first projects down with `lora_A` (r, in), then up with `lora_B` (out, r), and is scaled '
+        'by `alpha / r`: `(alpha / r) * (x @ lora_A.T) @ lora_B.T`.',
+        '适配器先用 `lora_A` (r, in) 向下投影，再用 `lora_B` (out, r) 向上投影，并乘以缩放系数 '
+        '`alpha / r`：`(alpha / r) * (x @ lora_A.T) @ lora_B.T`。'),
+    'nb12.q2.solution': (
+        "```python\ndef my_lora_forward(x, weight, lora_A, lora_B, alpha, r):\n"
+        "    return x @ weight.T + (alpha / r) * (x @ lora_A.T) @ lora_B.T\n```",
+        "```python\ndef my_lora_forward(x, weight, lora_A, lora_B, alpha, r):\n"
+        "    return x @ weight.T + (alpha / r) * (x @ lora_A.T) @ lora_B.T\n```"),
+    'nb12.q3.title': (
+        'Q3: per-token log-probs from the logits',
+        'Q3：由 logits 得到每个 token 的对数概率'),
+    'nb12.q3.hint1': (
+        "The logits at position t are the model's distribution over token t + 1: drop the last position "
+        '(`logits[:, :-1]`) and the first token (`input_ids[:, 1:]`).',
+        '位置 t 的 logits 是模型对第 t + 1 个 token 的分布：去掉最后一个位置'
+        '（`logits[:, :-1]`）和第一个 token（`input_ids[:, 1:]`）。'),
+    'nb12.q3.hint2': (
+        'Normalise with `log_softmax(-1)` over the vocabulary, pick each target with '
+        '`.gather(-1, input_ids[:, 1:, None])[..., 0]`, and multiply by `mask`.',
+        '用 `log_softmax(-1)` 在词表上归一化，用 '
+        '`.gather(-1, input_ids[:, 1:, None])[..., 0]` 取出每个目标 token，再乘以 `mask`。'),
+    'nb12.q3.solution': (
+        "```python\ndef my_token_logp(logits, input_ids, mask):\n"
+        "    lp = logits[:, :-1].log_softmax(-1)          # (B, T, V): position t predicts token t + 1\n"
+        "    return lp.gather(-1, input_ids[:, 1:, None])[..., 0] * mask   # (B, T)\n```",
+        "```python\ndef my_token_logp(logits, input_ids, mask):\n"
+        "    lp = logits[:, :-1].log_softmax(-1)          # (B, T, V): position t predicts token t + 1\n"
+        "    return lp.gather(-1, input_ids[:, 1:, None])[..., 0] * mask   # (B, T)\n```"),
+}

@@ -1,0 +1,15 @@
+"""Table labels and sentences of `unified_rl.course.nb_real_model` (notebook 12)."""
+
+MESSAGES = {
+    # the rows of comparison_markdown; "@K" is replaced by "@{k}" in both languages
+    'nb.real.greedy': ('greedy accuracy', '贪心解码准确率'),
+    'nb.real.maj_at_k': ('Maj@K', 'Maj@K'),
+    'nb.real.pass_at_k': ('Pass@K', 'Pass@K'),
+    'nb.real.reply_chars': ('mean reply length (characters)', '平均回答长度（字符数）'),
+    'nb.real.strict_share': ('answer parsed strictly (#### N)', '答案按严格规则解析（#### N）'),
+    'nb.real.lenient_only_share': ('answer parsed only leniently (a last number)', '答案只能按宽松规则解析（最后一个数）'),
+    'nb.real.unparsed_share': ('no number at all', '完全没有数字'),
+    # one recorded reply of examples_markdown
+    'nb.real.example': ('- *{question}* (answer {answer}) → `{reply}` {mark}',
+                        '- *{question}*（答案 {answer}）→ `{reply}` {mark}'),
+}
