@@ -62,6 +62,11 @@ def _spawn(model, mode, steps):
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
+def _ratio(a, b):
+    """a / b, or None where b is 0 (a model so small its run never passes the imports' peak)."""
+    return round(a / b, 3) if b > 0 else None
+
+
 def measure(model="smollm2", steps=2, modes=MODES):
     """Each mode in a fresh process, and the ratios to full fine-tuning with a second reference copy."""
     try:
@@ -72,11 +77,11 @@ def measure(model="smollm2", steps=2, modes=MODES):
         return {"model": model, "reason": str(e), "lora_over_full_peak_memory": None}
     rows = {m: _spawn(model, m, steps) for m in modes}
     out = {"model": model, "steps": steps, "rows": rows,
-           "peak": "ru_maxrss; run_peak_mib: above the RSS after imports"}
+           "peak": "ru_maxrss; run_peak_mib: above the RSS after imports", "lora_over_full_peak_memory": None}
     if "full" in rows:
         full = rows["full"]
-        out["over_full"] = {m: {"run": round(r["run_peak_mib"] / full["run_peak_mib"], 3),
-                                "process": round(r["process_peak_mib"] / full["process_peak_mib"], 3)}
+        out["over_full"] = {m: {"run": _ratio(r["run_peak_mib"], full["run_peak_mib"]),
+                                "process": _ratio(r["process_peak_mib"], full["process_peak_mib"])}
                             for m, r in rows.items() if m != "full"}
         if "lora" in rows:
             out["lora_over_full_peak_memory"] = out["over_full"]["lora"]["run"]
