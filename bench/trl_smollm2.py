@@ -180,14 +180,18 @@ def rel(a, b):
     return max(((a[n] - b[n]).abs().max() / b[n].abs().max().clamp_min(1e-30)).item() for n in b)
 
 
-def gradient_agreement(folder, s=SETTINGS, seed=0):
-    """Our eq-21 gradient vs TRL's `_compute_loss` on one constructed batch, full fine-tuning, float32."""
+def gradient_agreement(folder, s=SETTINGS, seed=0, noise=0.02):
+    """Our eq-21 gradient vs TRL's `_compute_loss` on one constructed batch, full fine-tuning, float32.
+
+    The policy is moved off pi_ref by Gaussian noise of `noise` x each tensor's std, so the KL term
+    is not zero (`kl_mean`: the batch's mean k3; `kl_share`: max|beta * KL part of GC| / max|GC|).
+    """
     preset = our_preset(folder, s, lora=False)
     lab = make_lab(preset, seed=seed)
     torch.manual_seed(seed)
     with torch.no_grad():  # move the policy a little off pi_ref so the KL term is not zero
         for p in lab.policy.parameters():
-            p.add_(0.02 * p.std().nan_to_num(0.0) * torch.randn_like(p))
+            p.add_(noise * p.std().nan_to_num(0.0) * torch.randn_like(p))
     batch = sample(lab.policy, lab.tokenizer, lab.rl_problems[: s.prompts], group_size=s.group)
     rewards = rule_reward(batch.problems, batch.texts)
     if (rewards.view(-1, s.group).std(1) == 0).any():  # give every group a spread to normalise
@@ -196,6 +200,13 @@ def gradient_agreement(folder, s=SETTINGS, seed=0):
     with torch.no_grad():
         logp_ref = policy_logp(lab.ref, batch, response_only=True)  # (B, T)
     del lab.ref  # TRL's trainer holds its own copies: one fewer in memory
+    with torch.no_grad():
+        logp0 = policy_logp(lab.policy, batch, response_only=True)  # (B, T)
+    m = batch.mask.bool()
+    kl_coef = s.beta * torch.expm1(logp_ref - logp0)[m]  # eq 21's KL part of GC
+    adv_max = (rewards.view(-1, G) - rewards.view(-1, G).mean(1, keepdim=True)).abs().max()
+    kl_stats = {"kl_mean": k3(logp0[m], logp_ref[m]).mean().item(),
+                "kl_share": (kl_coef.abs().max() / (kl_coef.abs().max() + adv_max)).item()}
 
     def ours(eps, k3_term=False, reward=rewards):
         lab.policy.zero_grad(set_to_none=True)
@@ -236,7 +247,7 @@ def gradient_agreement(folder, s=SETTINGS, seed=0):
         "max_rel_diff_with_extra_k3_term": rel(ours(1e-4, k3_term=True), trl_default),
         # a negative control: the same comparison with the rewards moved to other rows of their group
         "max_rel_diff_mismatched_rewards": rel(ours(1e-4, reward=mismatched), trl_plain),
-        "params_compared": len(trl_plain), "rows": len(batch), "dtype": "float32",
+        "params_compared": len(trl_plain), "rows": len(batch), "dtype": "float32", **kl_stats,
         "no_left_padding": bool(batch.attention_mask[:, :P].all()),
         "measure": "max over parameter tensors of max|g_ours - g_trl| / max|g_trl|",
     }

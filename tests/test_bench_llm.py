@@ -25,7 +25,9 @@ def llama(tmp_path_factory):
 
 def test_gradient_agreement_with_trl_and_its_negative_control(llama):
     pytest.importorskip("trl")
-    a = trl_smollm2.gradient_agreement(llama, SMALL)
+    # a random model moved far from pi_ref, and a large beta: the KL part of GC is a fifth of it
+    a = trl_smollm2.gradient_agreement(llama, dataclasses.replace(SMALL, beta=0.5), noise=1.0)
+    assert a["kl_share"] > 0.05 and a["max_rel_diff_trl_defaults"] > 1e-3  # TRL's extra KL term shows
     assert a["params_compared"] >= 10 and a["rows"] == SMALL.prompts * SMALL.group and a["no_left_padding"]
     assert a["max_rel_diff_kl_correction_off_same_eps"] < 1e-4  # every setting equal: float error
     assert a["max_rel_diff_with_extra_k3_term"] < 1e-4  # TRL's defaults, its extra KL term added to ours
@@ -41,7 +43,7 @@ def test_agreement_sees_a_wrong_setting(llama, monkeypatch):
         return real(rewards, G, logp, logp_ref, mask, 2 * beta, **kw)
 
     monkeypatch.setattr(trl_smollm2.coefficients, "grpo", doubled_beta)
-    a = trl_smollm2.gradient_agreement(llama, dataclasses.replace(SMALL, beta=0.5))
+    a = trl_smollm2.gradient_agreement(llama, dataclasses.replace(SMALL, beta=0.5), noise=1.0)
     assert a["max_rel_diff_kl_correction_off_same_eps"] > 1e-3
 
 
