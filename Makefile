@@ -67,7 +67,7 @@ book: $(VENV)/.book  ## the course as a static website with every output, into b
 student: $(VENV)/.instructor  ## student copies of every notebook (nbgrader's release), into build/student/
 	$(BIN)/python -m unified_rl.course.student course build/student --engine nbgrader
 
-bench: $(VENV)/.bench  ## benchmarks (TRL comparison included): writes bench/results.json
+bench: $(VENV)/.bench $(VENV)/.llm  ## benchmarks (TRL comparison included): writes bench/results.json
 	$(TEST_ENV) $(BIN)/python bench/run.py
 
 clean:

@@ -108,3 +108,12 @@ def test_both_trainers_get_the_same_settings(llama, lora, tmp_path):
             (theirs.r, theirs.lora_alpha, theirs.lora_dropout, set(theirs.target_modules))
     else:
         assert trainer.ref_model is not None and lab.ref is not lab.policy
+
+
+def test_rel_is_the_worst_tensor_relative_to_its_own_scale():
+    import torch
+
+    theirs = {"a": torch.tensor([1.0, -2.0]), "b": torch.tensor([100.0, 0.0])}
+    ours = {"a": torch.tensor([1.0, -1.0]), "b": torch.tensor([101.0, 0.0])}
+    assert trl_smollm2.rel(ours, theirs) == pytest.approx(0.5)  # a: |1| / 2; b: 1 / 100
+    assert trl_smollm2.rel(theirs, theirs) == 0.0
