@@ -7,7 +7,9 @@ plus gradients and AdamW's two moments for every weight; LoRA's pi_ref is the po
 with its adapter disabled (llm.AdapterDisabled), and only the adapters have gradients and optimizer
 state. Each mode runs `train("grpo", ...)` for a few steps in its own process (one run's peak never
 hides another's), with the settings of trl_smollm2.py (2 prompts x 4 samples of <= 16 tokens,
-float32, no micro-batches). Peak is the process's max RSS (`ru_maxrss`); `run_peak_mib` is that
+float32, no micro-batches). Peak is the process's peak RSS (VmHWM; `ru_maxrss` where there is no
+/proc: Linux carries ru_maxrss over fork and exec, so under a large parent it reads the parent's
+peak); `run_peak_mib` is that
 peak above the RSS once torch, transformers, peft and the package are imported (the model, its
 reference, gradients, optimizer state and activations), `process_peak_mib` the whole process's.
 """
@@ -26,6 +28,16 @@ MODES = ("full", "full-ckpt", "lora", "lora-ckpt")
 
 
 def _rss_mib():
+    """This process's peak resident memory in MiB: VmHWM, the high-water mark of its own address
+    space, where /proc has it. ru_maxrss is the fallback only: Linux carries it over fork and exec,
+    so a worker started by a large parent (run.py after the TRL runs) would report the parent's peak."""
+    try:
+        with open("/proc/self/status") as f:
+            for line in f:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) / 1024  # kB
+    except OSError:
+        pass
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # KiB on Linux
 
 
@@ -77,7 +89,7 @@ def measure(model="smollm2", steps=2, modes=MODES):
         return {"model": model, "reason": str(e), "lora_over_full_peak_memory": None}
     rows = {m: _spawn(model, m, steps) for m in modes}
     out = {"model": model, "steps": steps, "rows": rows,
-           "peak": "ru_maxrss; run_peak_mib: above the RSS after imports", "lora_over_full_peak_memory": None}
+           "peak": "VmHWM (peak RSS of the worker process); run_peak_mib: above the RSS after imports", "lora_over_full_peak_memory": None}
     if "full" in rows:
         full = rows["full"]
         out["over_full"] = {m: {"run": _ratio(r["run_peak_mib"], full["run_peak_mib"]),

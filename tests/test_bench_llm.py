@@ -65,7 +65,14 @@ def test_speed_side_by_side_through_run_py(llama):
 
 def test_memory_modes_build_the_reference_they_name(llama):
     """full: pi_ref is a second copy of every weight; lora: the adapter disabled, no weights of its own."""
+    import torch
+
+    held = torch.ones(200 * 2**20)  # 800 MiB in this process: a worker's peak must not include it
+    held[::4096] = 2.0  # touch every page
+    parent_peak = llm_memory._rss_mib()
     res = llm_memory.measure(llama, steps=2, modes=("full", "lora-ckpt"))
+    assert all(r["process_peak_mib"] < parent_peak - 500 for r in res["rows"].values()), (parent_peak, res)
+    del held
     full, lora = res["rows"]["full"], res["rows"]["lora-ckpt"]
     assert full["reference"] == "LlamaForCausalLM" and full["reference_params"] == full["trainable_params"]
     assert lora["reference"] == "AdapterDisabled" and lora["reference_params"] == 0
