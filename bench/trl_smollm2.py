@@ -71,8 +71,9 @@ def our_preset(folder, s=SETTINGS, lora=True, checkpointing=False):
 
 
 def ours_seconds_per_step(folder, s, lora, steps):
+    """(median s/step, mean reply length in tokens, EOS included) of our trainer."""
     run = train("grpo", preset=our_preset(folder, s, lora), steps=steps, progress=False, eval_every=0)
-    return median_step([m["seconds"] for m in run.metrics])
+    return median_step([m["seconds"] for m in run.metrics]), statistics.mean(m["response_len"] for m in run.metrics)
 
 
 def ours_phases(folder, s, lora, repeats=2):
@@ -158,20 +159,25 @@ def trl_seconds_per_step(folder, s, lora, steps):
         trainer.add_callback(clock)
         trainer.remove_callback(PrinterCallback)
         trainer.train()
-    return median_step(clock.times)
+    lengths = [r["completions/mean_length"] for r in trainer.state.log_history if "completions/mean_length" in r]
+    return median_step(clock.times), statistics.mean(lengths) if lengths else None
 
 
 def speed(folder, s, lora, steps, rounds):
     """Seconds per step and samples/s of both trainers in alternating rounds, and their ratio."""
-    ours, theirs = [], []
+    ours, theirs, lengths = [], [], {"ours": [], "trl": []}
     for _ in range(rounds):
-        ours.append(ours_seconds_per_step(folder, s, lora, steps))
-        theirs.append(trl_seconds_per_step(folder, s, lora, steps))
+        for side, fn, times in (("ours", ours_seconds_per_step, ours), ("trl", trl_seconds_per_step, theirs)):
+            sec, length = fn(folder, s, lora, steps)
+            times.append(sec)
+            lengths[side].append(length)
     o, t = statistics.median(ours), statistics.median(theirs)
     rows = s.prompts * s.group
     return {"ours_seconds_per_step": round(o, 3), "trl_seconds_per_step": round(t, 3),
             "ours_samples_per_second": round(rows / o, 3), "trl_samples_per_second": round(rows / t, 3),
             "per_round": {"ours": [round(x, 3) for x in ours], "trl": [round(x, 3) for x in theirs]},
+            # replies are sampled, so their lengths (and the work of a step) differ between runs
+            "mean_reply_tokens_per_round": {k: [v if v is None else round(v, 2) for v in x] for k, x in lengths.items()},
             "grpo_step_speedup_vs_trl": round(t / o, 3), "ours_phases": ours_phases(folder, s, lora)}
 
 

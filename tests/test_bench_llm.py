@@ -57,6 +57,7 @@ def test_speed_side_by_side_through_run_py(llama):
     for row in t["by_mode"].values():
         assert row["ours_seconds_per_step"] > 0 and row["trl_seconds_per_step"] > 0
         assert len(row["per_round"]["ours"]) == len(row["per_round"]["trl"]) == 2
+        assert all(0 < n <= trl_smollm2.SETTINGS.max_new for side in row["mean_reply_tokens_per_round"].values() for n in side)
         assert set(row["ours_phases"]["seconds"]) == {"sampling", "reward", "ref_logp", "forward_backward_step"}
         assert abs(sum(row["ours_phases"]["share"].values()) - 1) < 0.01
     assert res["llm_trl_agreement"] < 1e-4
