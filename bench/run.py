@@ -15,6 +15,7 @@ slows both sides alike; the load average is recorded with the results all the sa
 | llm_grpo_step_speedup_vs_trl | the same on SmolLM2-135M-Instruct, per mode (lora, full)      | trl_smollm2.py    |
 | llm_trl_agreement            | the gradient agreement with TRL on SmolLM2, float32           | trl_smollm2.py    |
 | llm_lora_over_full_peak_memory | LoRA (adapter-off pi_ref) / full FT (pi_ref copy) peak RSS  | llm_memory.py     |
+| llm_phases (--only llm-phases) | each phase, ours and TRL's, on one SmolLM2 batch            | llm_phases.py     |
 | course_cpu_seconds           | seconds and peak kernel memory per notebook (--course only)   | this file         |
 """
 
@@ -32,6 +33,7 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")  # tiny models: one thread per pro
 import torch  # noqa: E402
 
 BENCHES = ("sampling", "presets", "memory", "trl", "llm-trl", "llm-memory")
+OPT_IN = ("llm-phases",)  # run only when named in --only: our phases and TRL's on one SmolLM2 batch
 
 
 # Run in a child process per notebook: the kernel is that child's child, so once it has exited,
@@ -130,6 +132,13 @@ def run(only=BENCHES, course=False, repeats=5, steps=5, llm_steps=4, llm_modes=(
         except Exception as e:  # a worker that failed: its one-line reason, and the rest still runs
             res["llm_lora_over_full_peak_memory"] = None
             res["llm_memory_missing_reason"] = f"{type(e).__name__}: {str(e)[:300]}"
+    if "llm-phases" in only:
+        import llm_phases
+
+        try:
+            res["llm_phases"] = {m: llm_phases.measure(llm_model, lora=m == "lora") for m in llm_modes}
+        except Exception as e:
+            res["llm_phases"] = {"reason": f"{type(e).__name__}: {str(e)[:300]}"}
     res["course_cpu_seconds"] = course_seconds() if course else None  # None: not run (pass --course)
     res["load_average_at_end"] = os.getloadavg()
     return res
@@ -165,7 +174,8 @@ def table(res):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--only", default=",".join(BENCHES), help=f"comma-separated subset of {','.join(BENCHES)}")
+    ap.add_argument("--only", default=",".join(BENCHES),
+                    help=f"comma-separated subset of {','.join(BENCHES + OPT_IN)} (llm-phases: only when named)")
     ap.add_argument("--course", action="store_true", help="also execute every notebook (slow: tens of minutes)")
     ap.add_argument("--repeats", type=int, default=5, help="sampling repeats [5]")
     ap.add_argument("--steps", type=int, default=5, help="GRPO steps per trainer and round for the TRL comparison [5]")
@@ -174,6 +184,9 @@ def main():
     ap.add_argument("--out", default="bench/results.json")
     args = ap.parse_args()
     only = [b for b in args.only.split(",") if b]
+    unknown = sorted(set(only) - set(BENCHES) - set(OPT_IN))
+    if unknown:
+        sys.exit(f"error: unknown benchmark(s) {unknown}; choose from {', '.join(BENCHES + OPT_IN)}")
     res = run(only, args.course, args.repeats, args.steps, args.llm_steps,
               tuple(m for m in args.llm_modes.split(",") if m))
     if set(only) != set(BENCHES) and os.path.exists(args.out):  # a partial run updates the last full one

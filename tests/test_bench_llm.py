@@ -125,3 +125,13 @@ def test_rel_is_the_worst_tensor_relative_to_its_own_scale():
     ours = {"a": torch.tensor([1.0, -1.0]), "b": torch.tensor([101.0, 0.0])}
     assert trl_smollm2.rel(ours, theirs) == pytest.approx(0.5)  # a: |1| / 2; b: 1 / 100
     assert trl_smollm2.rel(theirs, theirs) == 0.0
+
+
+def test_phases_of_both_on_one_batch(llama):
+    pytest.importorskip("trl")
+    import llm_phases
+
+    r = llm_phases.measure(llama, lora=True, repeats=1, s=SMALL)
+    assert set(r["trl_over_ours"]) == {"sampling", "ref_logp", "forward_backward"}
+    assert all(v > 0 for v in r["seconds"].values()) and r["rows"] == SMALL.prompts * SMALL.group
+    assert all(v > 0 for v in r["tokens_per_second"].values())
