@@ -261,6 +261,9 @@ def gradient_agreement(folder, s=SETTINGS, seed=0, noise=0.02):
 
 def measure(model="smollm2", steps=4, rounds=2, modes=("lora",), s=SETTINGS):
     """Speed per mode (lora: adapters on both sides; full: full fine-tuning on both), then agreement."""
+    bad = [m for m in modes if m not in ("lora", "full")]
+    if bad:
+        raise ValueError(f"unknown mode(s) {bad}; choose lora or full")
     result = {"model": model, "steps": steps, "rounds": rounds, "settings": s.__dict__,
               "batch": s.prompts * s.group, "torch_threads": torch.get_num_threads(),
               "timing": "median seconds per optimizer step, first step excluded, both trainers"}
@@ -275,8 +278,6 @@ def measure(model="smollm2", steps=4, rounds=2, modes=("lora",), s=SETTINGS):
         return result
     result["by_mode"] = {}
     for mode in modes:
-        if mode not in ("lora", "full"):
-            raise ValueError(f"unknown mode {mode!r}; choose lora or full")
         row = result["by_mode"][mode] = speed(folder, s, mode == "lora", steps, rounds)
         print(f"{model} {mode}: ours {row['ours_seconds_per_step']} s, TRL {row['trl_seconds_per_step']} s "
               f"per step -> {row['grpo_step_speedup_vs_trl']}x", flush=True)
