@@ -71,7 +71,7 @@ book: $(VENV)/.book  ## both editions as a static website with every output, int
 student: $(VENV)/.instructor  ## student copies of every notebook (nbgrader's release), into build/student/ (the Chinese edition: build/student/zh/)
 	$(BIN)/python -m unified_rl.course.student course build/student --engine nbgrader
 
-bench: $(VENV)/.bench  ## benchmarks (TRL comparison included): writes bench/results.json
+bench: $(VENV)/.bench $(VENV)/.llm  ## benchmarks (TRL comparison included): writes bench/results.json
 	$(TEST_ENV) $(BIN)/python bench/run.py
 
 clean:

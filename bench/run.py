@@ -1,6 +1,6 @@
 """Every benchmark in one run: writes bench/results.json and prints a short table.
 
-    python bench/run.py [--only trl,memory,sampling,presets] [--course] [--out bench/results.json]
+    python bench/run.py [--only trl,memory,sampling,presets,llm-trl,llm-memory] [--course] [--out bench/results.json]
 Each figure is a ratio measured side by side in this run (medians over repeats), so a busy machine
 slows both sides alike; the load average is recorded with the results all the same.
 
@@ -12,6 +12,10 @@ slows both sides alike; the load average is recorded with the results all the sa
 | ppo_over_grpo_step_time      | PPO / GRPO seconds per step, per model width                  | memory.py         |
 | sampling_speedup_vs_generate | our sampler's tokens/s / `model.generate`'s                   | sampling_speed.py |
 | preset_speed                 | samples/s and s per GRPO step of cpu (and gpu, on CUDA)       | preset_speed.py   |
+| llm_grpo_step_speedup_vs_trl | the same on SmolLM2-135M-Instruct, per mode (lora, full)      | trl_smollm2.py    |
+| llm_trl_agreement            | the gradient agreement with TRL on SmolLM2, float32           | trl_smollm2.py    |
+| llm_lora_over_full_peak_memory | LoRA (adapter-off pi_ref) / full FT (pi_ref copy) peak RSS  | llm_memory.py     |
+| llm_phases (--only llm-phases) | each phase, ours and TRL's, on one SmolLM2 batch            | llm_phases.py     |
 | course_cpu_seconds           | seconds and peak kernel memory per notebook (--course only)   | this file         |
 """
 
@@ -28,7 +32,8 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")  # tiny models: one thread per pro
 
 import torch  # noqa: E402
 
-BENCHES = ("sampling", "presets", "memory", "trl")
+BENCHES = ("sampling", "presets", "memory", "trl", "llm-trl", "llm-memory")
+OPT_IN = ("llm-phases",)  # run only when named in --only: our phases and TRL's on one SmolLM2 batch
 
 
 # Run in a child process per notebook: the kernel is that child's child, so once it has exited,
@@ -69,7 +74,8 @@ def course_seconds(pattern="course/*.ipynb", timeout=1800):
     return out
 
 
-def run(only=BENCHES, course=False, repeats=5, steps=5):
+def run(only=BENCHES, course=False, repeats=5, steps=5, llm_steps=4, llm_modes=("lora",),
+        llm_model="smollm2"):
     res = {"machine": {"python": platform.python_version(), "torch": torch.__version__,
                        "device": "cuda" if torch.cuda.is_available() else "cpu",
                        "cpus": os.cpu_count(), "torch_threads": torch.get_num_threads(),
@@ -104,6 +110,35 @@ def run(only=BENCHES, course=False, repeats=5, steps=5):
         except Exception as e:  # a TRL release that changed its internals must not sink the rest
             res["grpo_step_speedup_vs_trl"] = res["trl_agreement"] = None
             res["trl_missing_reason"] = f"{type(e).__name__}: {str(e)[:300]}"
+    if "llm-trl" in only:
+        import trl_smollm2
+
+        try:
+            t = res["llm_trl"] = trl_smollm2.measure(llm_model, steps=llm_steps, modes=llm_modes)
+            res["llm_grpo_step_speedup_vs_trl"] = t.get("grpo_step_speedup_vs_trl")
+            agree = t.get("trl_agreement")
+            res["llm_trl_agreement"] = agree and agree["max_rel_diff_kl_correction_off_same_eps"]
+            if "reason" in t:
+                res["llm_trl_missing_reason"] = t["reason"]
+        except Exception as e:
+            res["llm_grpo_step_speedup_vs_trl"] = res["llm_trl_agreement"] = None
+            res["llm_trl_missing_reason"] = f"{type(e).__name__}: {str(e)[:300]}"
+    if "llm-memory" in only:
+        import llm_memory
+
+        try:
+            m = res["llm_memory"] = llm_memory.measure(llm_model)
+            res["llm_lora_over_full_peak_memory"] = m.get("lora_over_full_peak_memory")
+        except Exception as e:  # a worker that failed: its one-line reason, and the rest still runs
+            res["llm_lora_over_full_peak_memory"] = None
+            res["llm_memory_missing_reason"] = f"{type(e).__name__}: {str(e)[:300]}"
+    if "llm-phases" in only:
+        import llm_phases
+
+        try:
+            res["llm_phases"] = {m: llm_phases.measure(llm_model, lora=m == "lora") for m in llm_modes}
+        except Exception as e:
+            res["llm_phases"] = {"reason": f"{type(e).__name__}: {str(e)[:300]}"}
     res["course_cpu_seconds"] = course_seconds() if course else None  # None: not run (pass --course)
     res["load_average_at_end"] = os.getloadavg()
     return res
@@ -116,6 +151,9 @@ def table(res):
             ("ppo_over_grpo_peak_memory", res.get("ppo_over_grpo_peak_memory"), "> 1"),
             ("ppo_over_grpo_step_time", res.get("ppo_over_grpo_step_time"), "> 1"),
             ("sampling_speedup_vs_generate", res.get("sampling_speedup_vs_generate"), ""),
+            ("llm_grpo_step_speedup_vs_trl", res.get("llm_grpo_step_speedup_vs_trl"), ">= 1.2"),
+            ("llm_trl_agreement", res.get("llm_trl_agreement"), "float error"),
+            ("llm_lora_over_full_peak_memory", res.get("llm_lora_over_full_peak_memory"), "<= 0.6"),
             ("course_cpu_seconds", (res.get("course_cpu_seconds") or {}).get("total"), "")]
     lines = [f"{'key':30s} {'value':40s} target"]
     for k, v, target in rows:
@@ -124,6 +162,10 @@ def table(res):
         lines.append(f"{k:30s} {str(v if v is not None else 'not measured'):40s} {target}")
     for w, row in (res.get("trl") or {}).get("by_width", {}).items():
         lines.append(f"width {w}: our GRPO step phases (s): {row['ours_phases']}")
+    for mode, row in (res.get("llm_trl") or {}).get("by_mode", {}).items():
+        lines.append(f"SmolLM2 {mode}: our GRPO step phases (share): {row['ours_phases']['share']}")
+    for mode, row in (res.get("llm_memory") or {}).get("rows", {}).items():
+        lines.append(f"SmolLM2 {mode}: peak {row['run_peak_mib']} MiB above imports ({row['process_peak_mib']} MiB in all)")
     for name, row in (res.get("preset_speed") or {}).items():
         lines.append(f"preset {name}: {row}")
     lines.append(f"load average {res['machine']['load_average_at_start']} -> {res['load_average_at_end']}")
@@ -132,14 +174,21 @@ def table(res):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--only", default=",".join(BENCHES), help=f"comma-separated subset of {','.join(BENCHES)}")
+    ap.add_argument("--only", default=",".join(BENCHES),
+                    help=f"comma-separated subset of {','.join(BENCHES + OPT_IN)} (llm-phases: only when named)")
     ap.add_argument("--course", action="store_true", help="also execute every notebook (slow: tens of minutes)")
     ap.add_argument("--repeats", type=int, default=5, help="sampling repeats [5]")
     ap.add_argument("--steps", type=int, default=5, help="GRPO steps per trainer and round for the TRL comparison [5]")
+    ap.add_argument("--llm-steps", type=int, default=4, help="GRPO steps per trainer and round on SmolLM2 [4]")
+    ap.add_argument("--llm-modes", default="lora", help="SmolLM2 comparison modes: lora, full [lora]")
     ap.add_argument("--out", default="bench/results.json")
     args = ap.parse_args()
     only = [b for b in args.only.split(",") if b]
-    res = run(only, args.course, args.repeats, args.steps)
+    unknown = sorted(set(only) - set(BENCHES) - set(OPT_IN))
+    if unknown:
+        sys.exit(f"error: unknown benchmark(s) {unknown}; choose from {', '.join(BENCHES + OPT_IN)}")
+    res = run(only, args.course, args.repeats, args.steps, args.llm_steps,
+              tuple(m for m in args.llm_modes.split(",") if m))
     if set(only) != set(BENCHES) and os.path.exists(args.out):  # a partial run updates the last full one
         with open(args.out) as f:
             res = {**json.load(f), **{k: v for k, v in res.items() if v is not None or k not in ("course_cpu_seconds",)}}
