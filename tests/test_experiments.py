@@ -11,7 +11,7 @@ import sys
 
 import pytest
 
-from unified_rl.experiments import (EXPERIMENTS, common, data_source, figure7, noisy_reward, policy_family,
+from unified_rl.experiments import (EXPERIMENTS, common, data_source, figure7, noisy_reward, policy_family, real_model,
                                    preference_family, reward_function)
 from unified_rl.presets import get_preset
 
@@ -241,9 +241,12 @@ def test_load_full_prefers_your_own_run(tmp_path):
 SUMMARISE = {"figure7": lambda r, b: figure7.summarise(r["k"], r["per_seed"], get_preset(r["preset"]), b, r["seeds"],
                                                          r["seconds"]),
              "data-source": lambda r, b: data_source.summarise(r["per_seed"], get_preset(r["preset"]), b, r["seeds"],
-                                                               r["seconds"], r["k"])}
+                                                               r["seconds"], r["k"]),
+             "real-model": lambda r, b: real_model.summarise(r["k"], r["per_seed"], get_preset(r["preset"]), b, r["seeds"],
+                                                             r["seconds"])}
 MODULES = {"figure7": figure7, "data-source": data_source, "noisy-reward": noisy_reward,
-           "reward-function": reward_function, "policy-family": policy_family, "preference-family": preference_family}
+           "reward-function": reward_function, "policy-family": policy_family, "preference-family": preference_family,
+           "real-model": real_model}
 
 
 def _budget(module, saved):
@@ -395,3 +398,16 @@ def test_notebook_08_quotes_the_noisy_reward_readings():
             f"right {', '.join(right[:-1])} and {right[-1]} of the time",
             *[f"| {names[m]} | {rows[m]} |" for m in r["methods"]],
             f"({_and([x['online-rft@0.4']['accuracy'] for x in runs])} against {sft})")
+
+
+def test_notebook_12_quotes_the_shipped_real_model_run():
+    """Notebook 12's reading of the shipped real-model run quotes its after-training means ± spread."""
+    r = common.load_shipped("real-model")
+    assert r["preset"] == "cpu" and r["seeds"] == 3 and len(r["per_seed"]) == 3
+    text = _markdown("12_real_model")
+    quoted = [r["headline"][arm][key].split(" -> ")[1].split(" (")[0].replace(" +/- ", " ± ")
+              for arm in r["arms"] for key in ("greedy accuracy", "Maj@4", "Pass@4")]
+    quoted += [f"{r['after'][arm]['reply_chars']:.1f} ± {r['change'][arm]['reply_chars']['std']:.1f}" for arm in r["arms"]]
+    quoted += [f"{r['before']['greedy']:.3f}", f"{r['before']['reply_chars']:.1f}"]
+    missing = [q for q in quoted if q not in text]
+    assert not missing, f"notebook 12 does not quote {missing} from the shipped real-model run"
