@@ -120,8 +120,9 @@ def _lora_inputs(gen):
             "alpha": float(torch.randint(1, 33, (), generator=gen)), "r": r}
 
 
-def _lora_sum(result, inputs):
-    """A scalar whose gradient reaches x, A and B through every output entry (not all alike)."""
+def _weighted_sum(result, inputs):
+    """A scalar whose gradient reaches the inputs through every output entry, each with its own weight
+    (a plain sum would let an answer that permutes or misplaces entries through)."""
     w = torch.linspace(-1.0, 2.0, result.numel(), dtype=result.dtype).view_as(result)
     return (w * result).sum()
 
@@ -134,7 +135,7 @@ q2 = FunctionExercise(
                         "x": torch.randn(1, 2, 5, generator=gen, dtype=torch.float64).requires_grad_(True),
                         "lora_A": torch.randn(2, 5, generator=gen, dtype=torch.float64).requires_grad_(True),
                         "alpha": 16.0, "r": 2}},
-    random_inputs=_lora_inputs, grad=("x", "lora_A", "lora_B"), loss=_lora_sum, var="my_lora_forward",
+    random_inputs=_lora_inputs, grad=("x", "lora_A", "lora_B"), loss=_weighted_sum, var="my_lora_forward",
     title=Msg("nb12.q2.title"),
     hint=[Msg("nb12.q2.hint1"), Msg("nb12.q2.hint2")],
     solution=Msg("nb12.q2.solution"),
@@ -180,18 +181,13 @@ def _logp_inputs(gen):
             "input_ids": torch.randint(0, V, (B, L), generator=gen), "mask": mask}
 
 
-def _logp_sum(result, inputs):
-    w = torch.linspace(-1.0, 2.0, result.numel(), dtype=result.dtype).view_as(result)
-    return (w * result).sum()
-
-
 q3 = FunctionExercise(
     _logp_solution,
     cases={"one row, the last two tokens the response":
            lambda gen: {"logits": torch.randn(1, 4, 5, generator=gen, dtype=torch.float64).requires_grad_(True),
                         "input_ids": torch.tensor([[1, 2, 3, 4]]),
                         "mask": torch.tensor([[0.0, 1.0, 1.0]], dtype=torch.float64)}},
-    random_inputs=_logp_inputs, grad=("logits",), loss=_logp_sum, var="my_token_logp",
+    random_inputs=_logp_inputs, grad=("logits",), loss=_weighted_sum, var="my_token_logp",
     title=Msg("nb12.q3.title"),
     hint=[Msg("nb12.q3.hint1"), Msg("nb12.q3.hint2")],
     solution=Msg("nb12.q3.solution"),
