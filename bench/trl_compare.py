@@ -130,7 +130,8 @@ def _trl_trainer(preset, path, out_dir, steps, max_new):
                        train_dataset=data, processing_class=tok)
 
 
-def trl_seconds_per_step(preset, path, steps, max_new):
+def timed_train(trainer):
+    """Train a TRL trainer with a clock at each step's end; its median seconds per step (median_step)."""
     from transformers import PrinterCallback, TrainerCallback
 
     class Clock(TrainerCallback):
@@ -140,13 +141,16 @@ def trl_seconds_per_step(preset, path, steps, max_new):
         def on_step_end(self, args, state, control, **kw):
             self.times.append(time.perf_counter())
 
-    with tempfile.TemporaryDirectory() as out_dir:
-        trainer = _trl_trainer(preset, path, out_dir, steps, max_new)
-        clock = Clock()
-        trainer.add_callback(clock)
-        trainer.remove_callback(PrinterCallback)  # its per-step log dicts would bury the results
-        trainer.train()
+    clock = Clock()
+    trainer.add_callback(clock)
+    trainer.remove_callback(PrinterCallback)  # its per-step log dicts would bury the results
+    trainer.train()
     return median_step(clock.times)
+
+
+def trl_seconds_per_step(preset, path, steps, max_new):
+    with tempfile.TemporaryDirectory() as out_dir:
+        return timed_train(_trl_trainer(preset, path, out_dir, steps, max_new))
 
 
 def gradient_agreement(preset, path, seed=0):

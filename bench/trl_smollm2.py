@@ -31,7 +31,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import torch  # noqa: E402
 
-from trl_compare import median_step  # noqa: E402
+from trl_compare import median_step, timed_train  # noqa: E402
 from unified_rl import coefficients  # noqa: E402
 from unified_rl.kl import k3  # noqa: E402
 from unified_rl.llm import LORA_TARGETS, pretrained_folder  # noqa: E402
@@ -144,23 +144,11 @@ def trl_trainer(folder, s, lora, out_dir, steps):
 
 
 def trl_seconds_per_step(folder, s, lora, steps):
-    from transformers import PrinterCallback, TrainerCallback
-
-    class Clock(TrainerCallback):
-        def __init__(self):
-            self.times = []
-
-        def on_step_end(self, args, state, control, **kw):
-            self.times.append(time.perf_counter())
-
     with tempfile.TemporaryDirectory() as out_dir:
         trainer = trl_trainer(folder, s, lora, out_dir, steps)
-        clock = Clock()
-        trainer.add_callback(clock)
-        trainer.remove_callback(PrinterCallback)
-        trainer.train()
+        seconds = timed_train(trainer)
     lengths = [r["completions/mean_length"] for r in trainer.state.log_history if "completions/mean_length" in r]
-    return median_step(clock.times), statistics.mean(lengths) if lengths else None
+    return seconds, statistics.mean(lengths) if lengths else None
 
 
 def speed(folder, s, lora, steps, rounds):
