@@ -17,6 +17,7 @@ import string
 import warnings
 
 from .messages import CATALOGUE
+from .sentences import SENTENCES
 
 LANGUAGES = ("en", "zh")
 # CJK fonts matplotlib may find, most complete first (Debian: fonts-noto-cjk, fonts-wqy-microhei, fonts-wqy-zenhei)
@@ -60,6 +61,24 @@ def t(key, **values):
         return text.format(**values)
     except (KeyError, IndexError) as e:
         raise ValueError(f"message {key!r} needs the field {e}; given {sorted(values)}") from None
+
+
+def tr(english, **values):
+    """A sentence a notebook prints, in the current language: `english` is the sentence itself (a
+    `str.format` template; gettext's msgid), its Chinese is in `unified_rl.course.sentences`.
+
+    The notebooks' code is the same in both editions (tests/test_zh_edition.py), so a sentence they
+    print is written `print(tr("mean {mean:.4f}", mean=m))`: in English it is the template, formatted;
+    in Chinese its translation, formatted with the same fields. tests/test_sentences.py checks that
+    every tr() in a notebook has its translation with the same fields, and that no printed English
+    sentence bypasses tr()."""
+    if not isinstance(english, str):
+        raise ValueError(f"tr() takes the English sentence as a str, got {type(english).__name__}")
+    text = SENTENCES.get(english, english) if _state["lang"] == "zh" else english
+    try:
+        return text.format(**values)
+    except (KeyError, IndexError) as e:
+        raise ValueError(f"sentence {english!r} needs the field {e}; given {sorted(values)}") from None
 
 
 class Msg:
