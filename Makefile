@@ -46,15 +46,19 @@ TEST_ENV := OMP_NUM_THREADS=1
 # The course is executed once: `make book` runs every notebook to its end (past a failing cell) and
 # keeps the executed copies, which tests/test_notebooks_executed.py reads as the notebook test and
 # tests/browser/test_book.py checks as a site. Both steps run even if the book fails (its failing
-# notebook is then reported by the tests); the target fails if either did.
+# notebook is then reported by the tests); the target fails if either did. Both use every core: the
+# book executes a notebook per core, pytest-xdist runs a test per core (the slowest are listed at the
+# end). Of the Chinese twins, whose code cells are the English ones (tests/test_zh_edition.py), only
+# TEST_ZH_EXECUTE are executed here; `make book` executes all of them.
+TEST_ZH_EXECUTE ?= 00,06
 test: $(VENV)/.test $(VENV)/.llm  ## every test: the package, every notebook (executed once, in the site build), the browser checks
 	@rc=0; \
-	$(MAKE) book || rc=1; \
-	UNIFIED_RL_REQUIRE_BOOK=1 $(TEST_ENV) $(BIN)/pytest -q tests || rc=1; \
+	$(MAKE) book ZH_EXECUTE=$(TEST_ZH_EXECUTE) || rc=1; \
+	UNIFIED_RL_REQUIRE_BOOK=1 $(TEST_ENV) $(BIN)/pytest -q -n auto --dist worksteal --durations=15 tests || rc=1; \
 	exit $$rc
 
-test-fast: $(VENV)/.test $(VENV)/.llm  ## the package's fast tests only (about a minute)
-	$(TEST_ENV) $(BIN)/pytest -q tests -m "not slow and not browser"
+test-fast: $(VENV)/.test $(VENV)/.llm  ## the package's fast tests only (under 2 minutes on 2 cores)
+	$(TEST_ENV) $(BIN)/pytest -q -n auto --dist worksteal tests -m "not slow and not browser"
 
 # Not in CI: it runs the fast suite up to once per mutant (scripts/mutants.py lists them).
 mutants: $(VENV)/.test  ## plant each listed one-line bug in a temporary copy: every one must fail the fast suite
@@ -63,9 +67,11 @@ mutants: $(VENV)/.test  ## plant each listed one-line bug in a temporary copy: e
 # The Chinese edition (course/zh/) has the English code cells, so its twins run with each training
 # capped at ZH_MAX_STEPS steps: every cell still runs in Chinese, at a fraction of the English run's
 # time; `make book ZH_MAX_STEPS=` runs them uncapped (the measured cost: docs/ARCHITECTURE.md).
+# ZH_EXECUTE=00,06 executes only those twins (the others' pages say they were not executed).
 ZH_MAX_STEPS ?= 2
+ZH_EXECUTE ?=
 book: $(VENV)/.book  ## both editions as a static website with every output, into build/book/html
-	$(TEST_ENV) $(BIN)/python scripts/build_book.py $(if $(ZH_MAX_STEPS),--zh-max-steps $(ZH_MAX_STEPS))
+	$(TEST_ENV) $(BIN)/python scripts/build_book.py $(if $(ZH_MAX_STEPS),--zh-max-steps $(ZH_MAX_STEPS)) $(if $(ZH_EXECUTE),--zh-execute $(ZH_EXECUTE))
 
 # nbgrader's own generate_assignment on course/ (a temporary course directory; course/INSTRUCTORS.md).
 student: $(VENV)/.instructor  ## student copies of every notebook (nbgrader's release), into build/student/ (the Chinese edition: build/student/zh/)

@@ -133,8 +133,14 @@ def page_note(colab_url, binder_url, widgets) -> str:
     return f"```{{note}}\n{note}\n```"
 
 
-def page_note_zh(colab_url, binder_url, widgets, max_steps=None) -> str:
-    """The note at the top of a Chinese page (the Chinese edition of `page_note`, plus the step cap)."""
+def page_note_zh(colab_url, binder_url, widgets, max_steps=None, executed=True) -> str:
+    """The note at the top of a Chinese page (the Chinese edition of `page_note`, plus the step cap).
+    executed=False: this build did not run the twin (its code is the English page's, which ran)."""
+    if not executed:
+        note = ("本次构建没有执行这个中文笔记本，所以本页没有输出：它的代码与英文版完全相同，英文页面上是执行后的全部输出。"
+                f"自己运行：[在 Colab 中打开]({colab_url})（免费 GPU）、[Binder]({binder_url})（CPU），"
+                "或在克隆的仓库中运行 `make lab`。")
+        return f"```{{admonition}} 说明\n:class: note\n{note}\n```"
     note = ("本页是该笔记本在 CPU 上以 `cpu` 预设运行一次的结果，包含全部输出。自己运行："
             f"[在 Colab 中打开]({colab_url})（免费 GPU）、[Binder]({binder_url})（CPU），或在克隆的仓库中运行 `make lab`。")
     if max_steps is not None:

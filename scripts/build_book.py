@@ -1,8 +1,9 @@
 """`make book`: the course as a static website, every notebook executed, readable with no install.
 
-    python scripts/build_book.py [--out build/book] [--reuse] [--allow-errors] [--only 00,01]
-                                 [--no-zh] [--zh-max-steps N]
-Steps: execute each course/*.ipynb in a fresh kernel (nbclient, widget state kept), turn its
+    python scripts/build_book.py [--out build/book] [--reuse] [--allow-errors] [--only 00,01] [--jobs N]
+                                 [--no-zh] [--zh-max-steps N] [--zh-execute 00,06]
+Steps: execute each course/*.ipynb in a fresh kernel (nbclient, widget state kept; --jobs notebooks
+at once, default one per core, each in its own process, the longest first), turn its
 widgets into static HTML (scripts/book_static.py), put a note and the Colab/Binder links on top,
 then build the pages with Jupyter Book 1.x (which works offline) without executing again.
 This is the one execution of the course in `make test`: every notebook runs to its end even when a
@@ -19,7 +20,10 @@ that twin (into OUT/executed/zh/), and becomes the page zh/NAME.html; every page
 switch to its twin (English <-> 中文), and the Chinese pages ask for an installed CJK font
 (book/_static/zh.css). --zh-max-steps N runs the twins with UNIFIED_RL_MAX_STEPS=N (their code is
 the English code, tests/test_zh_edition.py checks that; the cap keeps the second execution cheap,
-and the Chinese page's note says its runs were capped).
+and the Chinese page's note says its runs were capped). --zh-execute 00,06 executes only those
+twins (`make test` does, to stay within its time): the other twins' pages are built from their
+unexecuted source and say so, and OUT/build.json records `"executed": false` for them, which
+tests/test_notebooks_executed.py reads (it then checks the twin's code against the English copy that ran).
 """
 
 import argparse
@@ -57,7 +61,8 @@ def execute(src, dst, max_steps=None):
     from nbclient import NotebookClient
 
     nb = nbformat.read(src, as_version=4)
-    workdir = os.path.join(os.path.dirname(dst), "_run")  # files a notebook writes land here
+    # files a notebook writes land here, a folder per notebook (notebooks run at once must not share one)
+    workdir = os.path.join(os.path.dirname(dst), "_run", os.path.splitext(os.path.basename(dst))[0])
     os.makedirs(workdir, exist_ok=True)
     env_backend = os.environ.pop("MPLBACKEND", None)  # Agg would drop the inline figures
     env_cap = os.environ.get("UNIFIED_RL_MAX_STEPS")
@@ -79,6 +84,52 @@ def execute(src, dst, max_steps=None):
     nb.metadata["unified_rl_max_steps"] = max_steps  # what --reuse must match
     nbformat.write(nb, dst)
     return round(time.perf_counter() - t0, 1)
+
+
+def chosen(name, prefixes):
+    """Whether notebook `name` is among the comma-separated number prefixes (None or "all": every one)."""
+    return prefixes in (None, "all") or name.split("_")[0] in prefixes.split(",")
+
+
+def previous_seconds(report_path):
+    """{key: seconds} of the last build, if it left a report: the longest notebooks are started first."""
+    try:
+        with open(report_path) as f:
+            return {k: v["seconds"] for k, v in json.load(f)["notebooks"].items() if isinstance(v.get("seconds"), float)}
+    except (OSError, ValueError, KeyError, TypeError):
+        return {}
+
+
+def _execute_job(job):
+    key, src, dst, cap = job
+    return key, execute(src, dst, cap)
+
+
+def execute_all(run, jobs, previous):
+    """Execute the notebooks of `run` ([(key, src, dst, max_steps)]), `jobs` at a time, each in its own
+    process and kernel; {key: seconds}. The longest first (the last build's times; notebook 12, which
+    loads a pretrained LLM, is assumed longest without them), so that the last to finish is a short one."""
+    guess = {key: previous.get(key, 300.0 if os.path.basename(key).startswith("12") else 30.0) for key, *_ in run}
+    order = sorted(run, key=lambda job: -guess[job[0]])
+    out = {}
+    if jobs == 1 or len(order) <= 1:
+        for job in order:
+            print(f"executing {job[0]} ...", flush=True)
+            out.update([_execute_job(job)])
+        return out
+    import concurrent.futures
+    import multiprocessing
+
+    with concurrent.futures.ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("spawn")) as pool:
+        futures = []
+        for job in order:
+            futures.append(pool.submit(_execute_job, job))
+        print(f"executing {len(order)} notebooks, {jobs} at a time: {', '.join(j[0] for j in order)}", flush=True)
+        for f in concurrent.futures.as_completed(futures):
+            key, sec = f.result()
+            print(f"  executed {key} in {sec} s", flush=True)
+            out[key] = sec
+    return out
 
 
 def mathjax_dir():
@@ -123,10 +174,11 @@ def write_config(src, url, owner_repo, names, zh_names=(), partial=False):
             json.dump(data, f, indent=2)
 
 
-def prepare(executed, dst, owner_repo, name, zh=False, other=None, max_steps=None):
+def prepare(notebook, dst, owner_repo, name, zh=False, other=None, max_steps=None, ran=True):
     """An executed notebook as a page: static widgets, no Colab cells (the note has the links).
-    zh: the page is the Chinese twin (zh/NAME); other: the other edition's page (the switch), or None."""
-    nb = nbformat.read(executed, as_version=4)
+    zh: the page is the Chinese twin (zh/NAME); other: the other edition's page (the switch), or None;
+    ran=False: `notebook` is a Chinese twin this build did not execute (its page says so)."""
+    nb = nbformat.read(notebook, as_version=4)
     for tag in (SETUP_TAG, LINK_TAG):
         book_static.strip_setup_cells(nb, tag)
     widgets = book_static.static_widgets(nb, book_static.CAPTION_ZH if zh else book_static.CAPTION)
@@ -135,7 +187,8 @@ def prepare(executed, dst, owner_repo, name, zh=False, other=None, max_steps=Non
                      and c.source.lstrip().startswith("# ")), -1)
     stem, path = os.path.splitext(name)[0], f"{ZH}/{name}" if zh else name
     if zh:
-        note = book_static.page_note_zh(colab_url(owner_repo, path), binder_url(owner_repo, path), widgets, max_steps)
+        note = book_static.page_note_zh(colab_url(owner_repo, path), binder_url(owner_repo, path), widgets, max_steps,
+                                        executed=ran)
     else:
         note = book_static.page_note(colab_url(owner_repo, path), binder_url(owner_repo, path), widgets)
     nb.cells.insert(title_at + 1, nbformat.v4.new_markdown_cell(note))
@@ -175,11 +228,18 @@ def main():
     ap.add_argument("--only", default="", help="comma-separated notebook prefixes (default: all)")
     ap.add_argument("--no-zh", action="store_true", help="the English edition only")
     ap.add_argument("--zh-dir", default=os.path.join(REPO, "course", ZH), help="the Chinese twins' folder")
+    ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1,
+                    help="notebooks executed at once, each in its own kernel (default: one per CPU core)")
+    ap.add_argument("--zh-execute", default=None,
+                    help="comma-separated prefixes of the Chinese twins to execute (default: all); the others'"
+                         " pages are built without outputs (their code is the English notebooks', which ran)")
     ap.add_argument("--zh-max-steps", type=int, default=None,
                     help="run the Chinese twins with UNIFIED_RL_MAX_STEPS=N (default: uncapped, as the English)")
     args = ap.parse_args()
     if args.zh_max_steps is not None and args.zh_max_steps < 0:
         sys.exit("build_book: --zh-max-steps must be >= 0")
+    if args.jobs < 1:
+        sys.exit("build_book: --jobs must be >= 1")
     t_start = time.perf_counter()
     url, owner_repo = repository()
     notebooks = sorted(glob.glob(os.path.join(REPO, "course", "[0-9]*.ipynb")))
@@ -211,28 +271,35 @@ def main():
         add_switch(os.path.join(src, "intro.md"), f"{ZH}/README.html", zh=False)
         add_switch(os.path.join(src, "INSTRUCTORS.md"), f"{ZH}/README.html", zh=False)
     report = {"notebooks": {}, "started": time.strftime("%Y-%m-%d %H:%M:%S"),
-              "load_average_at_start": os.getloadavg()}
+              "load_average_at_start": os.getloadavg(), "jobs": args.jobs}
     jobs = [(path, name, False) for path, name in zip(notebooks, names)]
     jobs += [(os.path.join(args.zh_dir, name), name, True) for name in zh_names]
+    run, seconds = [], {}
     for path, name, zh in jobs:
         key = f"{ZH}/{name}" if zh else name
-        done = os.path.join(executed_dir, key)
-        cap = args.zh_max_steps if zh else None
-        if (args.reuse and os.path.exists(done) and os.path.getmtime(done) > os.path.getmtime(path)
+        done, cap = os.path.join(executed_dir, key), args.zh_max_steps if zh else None
+        if zh and not chosen(name, args.zh_execute):
+            seconds[key] = "not executed"
+        elif (args.reuse and os.path.exists(done) and os.path.getmtime(done) > os.path.getmtime(path)
                 and nbformat.read(done, as_version=4).metadata.get("unified_rl_max_steps") == cap):
-            seconds = "reused"
+            seconds[key] = "reused"
         else:
-            print(f"executing {key} ...", flush=True)
-            seconds = execute(path, done, cap)
+            run.append((key, path, done, cap))
+    seconds.update(execute_all(run, args.jobs, previous_seconds(os.path.join(args.out, "build.json"))))
+    for path, name, zh in jobs:
+        key = f"{ZH}/{name}" if zh else name
+        executed = seconds[key] != "not executed"
         stem = os.path.splitext(name)[0]
         other = (f"../{stem}.html" if zh else f"{ZH}/{stem}.html" if name in zh_names
                  else f"{ZH}/README.html" if zh_names else None)
-        widgets, errors = prepare(done, os.path.join(src, key), owner_repo, name, zh=zh, other=other,
-                                  max_steps=args.zh_max_steps if zh else None)
-        report["notebooks"][key] = {"seconds": seconds, "widgets": widgets, "errors": errors}
+        widgets, errors = prepare(os.path.join(executed_dir, key) if executed else path, os.path.join(src, key),
+                                  owner_repo, name, zh=zh, other=other, max_steps=args.zh_max_steps if zh else None,
+                                  ran=executed)
+        report["notebooks"][key] = {"seconds": seconds[key], "widgets": widgets, "errors": errors, "executed": executed}
         if zh:
             report["notebooks"][key]["max_steps"] = args.zh_max_steps
-        print(f"  {key}: {seconds} s, {widgets} widgets made static, {errors} errors", flush=True)
+        print(f"  {key}: {seconds[key]}{' s' if executed else ''}, {widgets} widgets made static, {errors} errors",
+              flush=True)
     failed = [n for n, r in report["notebooks"].items() if r["errors"]]
     if failed and not args.allow_errors:
         with open(os.path.join(args.out, "build.json"), "w") as f:

@@ -68,8 +68,14 @@ def pytest_unconfigure(config):
 @pytest.fixture(scope="session", autouse=True)
 def private_home_caches(tmp_path_factory):
     """Nothing the suite writes lands in the user's home: the SFT cache points into this session's
-    temporary folder (the libraries' caches were moved by pytest_configure)."""
-    base = tmp_path_factory.mktemp("cache")
+    temporary folder (the libraries' caches were moved by pytest_configure). Under pytest-xdist the
+    workers of one run share it (the cache lets one process build an entry while the others wait),
+    so each SFT model is trained once per run, not once per worker."""
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        base = tmp_path_factory.getbasetemp().parent / "cache"  # the run's folder, above each worker's
+        base.mkdir(exist_ok=True)
+    else:
+        base = tmp_path_factory.mktemp("cache")
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("UNIFIED_RL_CACHE", str(base))
         yield base
@@ -78,8 +84,10 @@ def private_home_caches(tmp_path_factory):
 @pytest.fixture
 def all_cores():
     """Every core for one test on a real 10^8-parameter model (make test runs one torch thread per process,
-    which suits the lab's tiny models); the thread count is restored after it."""
+    which suits the lab's tiny models); the thread count is restored after it. Under pytest-xdist the
+    cores are the worker's share: threads fighting over busy cores run several times slower."""
     before = torch.get_num_threads()
-    torch.set_num_threads(max(1, min(os.cpu_count() or 1, 4)))
+    share = (os.cpu_count() or 1) // max(1, int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1")))
+    torch.set_num_threads(max(1, min(share, 4)))
     yield
     torch.set_num_threads(before)

@@ -5,10 +5,15 @@ cell, and keeps the executed copy in build/book/executed/. This module reads tho
 course is executed once for both the site and this test. A copy that is missing, or older than its
 notebook's current code cells, fails here (with UNIFIED_RL_REQUIRE_BOOK=1, as `make test` sets) or
 is skipped (a plain `pytest tests` without a book). The Chinese twins (course/zh/) are read from
-executed/zh/, where `make book` runs them with their training capped (scripts/build_book.py).
+executed/zh/, where `make book` runs them with their training capped (scripts/build_book.py). A
+twin the build did not execute (`--zh-execute`, which `make test` passes to keep within its time;
+build.json says `"executed": false`) passes only if its code cells are the English notebook's, and the
+English notebook is tested here on its own executed copy.
 """
 
+import json
 import os
+import sys
 from pathlib import Path
 
 import nbformat
@@ -47,8 +52,34 @@ def problems(source, executed):
     return out
 
 
+sys.path.insert(0, str(REPO / "scripts"))
+from zh_sync import LANG_LINE  # noqa: E402  the twin's one declared difference (followed by a newline)
+
+LANG_LINE += "\n"
+
+
+def not_executed(key, report_path=EXECUTED.parent / "build.json"):
+    """Whether the last build left notebook `key` (e.g. "zh/06_grpo.ipynb") unexecuted on purpose."""
+    try:
+        return json.loads(Path(report_path).read_text())["notebooks"][key].get("executed") is False
+    except (OSError, ValueError, KeyError):
+        return False
+
+
+def twin_code_differs(zh, en):
+    """Code cells where Chinese twin `zh` is not English notebook `en` (the declared set_language line aside)."""
+    return [i for i, (a, b) in enumerate(zip(code(zh), code(en))) if a.replace(LANG_LINE, "", 1) != b] + (
+        ["count"] if len(code(zh)) != len(code(en)) else [])
+
+
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.relative_to(REPO / "course").as_posix() for p in NOTEBOOKS])
 def test_the_notebook_ran_without_errors(path):
+    key = path.relative_to(REPO / "course").as_posix()
+    if key.startswith("zh/") and not_executed(key):
+        english = nbformat.read(REPO / "course" / path.name, as_version=4)
+        differs = twin_code_differs(nbformat.read(path, as_version=4), english)
+        assert not differs, f"{key} was not executed, and its code cells {differs} are not the English notebook's"
+        return
     done = EXECUTED / path.relative_to(REPO / "course")
     if not done.is_file():
         (pytest.fail if REQUIRED else pytest.skip)(f"{done} is missing: `make book` executes the notebooks")
@@ -74,3 +105,18 @@ def test_an_error_a_stale_copy_and_an_unrun_cell_are_each_found():
     stopped = nbformat.from_dict(ran)
     stopped.metadata["execution_failure"] = "CellTimeoutError: cell 1"
     assert "execution stopped" in problems(src, stopped)[0]
+
+
+def test_an_unexecuted_twin_passes_only_with_the_english_code(tmp_path):
+    report = tmp_path / "build.json"
+    report.write_text(json.dumps({"notebooks": {"zh/01_x.ipynb": {"executed": False}, "zh/02_x.ipynb": {"seconds": 3.0}}}))
+    assert not_executed("zh/01_x.ipynb", report) and not not_executed("zh/02_x.ipynb", report)
+    assert not not_executed("zh/03_x.ipynb", report) and not not_executed("zh/01_x.ipynb", tmp_path / "none.json")
+    en = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("import unified_rl"), nbformat.v4.new_code_cell("x = 1")])
+    zh = nbformat.from_dict(en)
+    zh.cells = [nbformat.v4.new_code_cell(LANG_LINE + "import unified_rl"), nbformat.v4.new_code_cell("x = 1")]
+    assert twin_code_differs(zh, en) == []
+    zh.cells[1].source = "x = 2"
+    assert twin_code_differs(zh, en) == [1]
+    zh.cells.append(nbformat.v4.new_code_cell("y = 1"))
+    assert "count" in twin_code_differs(zh, en)
