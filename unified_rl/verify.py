@@ -50,7 +50,7 @@ ORACLE_KEYS = _OracleKeys()
 
 def _grad(model, loss):
     model.zero_grad(set_to_none=True)
-    loss.backward()
+    loss.backward(retain_graph=True)  # the forward pass that made logp serves each gradient of a method
     return torch.cat([p.grad.flatten() for p in model.parameters() if p.grad is not None])
 
 
@@ -71,12 +71,12 @@ def _oracle_lab(model, tokenizer, problems, group_size, seed):
     return Lab(preset, tokenizer, model, ref, torch.device("cpu"), seed, problems, problems, problems)
 
 
-def _diff(m, lab, prep, logp_old_shift, hp, relative=False):
-    """max |grad J - grad surrogate| with logp_old = logp + logp_old_shift."""
+def _diff(m, lab, prep, logp, logp_old_shift, hp, relative=False):
+    """max |grad J - grad surrogate| with logp_old = logp + logp_old_shift. `logp` (B, T) is the
+    policy's, with its graph: both gradients are taken through the same forward pass (the parts under
+    test, objective and coefficient, are computed apart from each other after it)."""
     cfg, mask = lab.preset.rl, prep.batch.mask
-    logp = policy_logp(lab.policy, prep.batch)  # (B, T)
     g_obj = _grad(lab.policy, -m.objective(step_of(prep, logp, logp.detach() + logp_old_shift, cfg, hp)))
-    logp = policy_logp(lab.policy, prep.batch)  # (B, T)
     coef = coefficient_of(m, step_of(prep, logp, logp.detach() + logp_old_shift, cfg, hp))
     g_gc = _grad(lab.policy, surrogate_loss(logp, coef, mask))
     diff = (g_obj - g_gc).abs().max().item()
@@ -111,8 +111,10 @@ def model_oracle(policy, tokenizer, problems, methods=None, group_size=4, seed=0
         extra = m.extra_loss(lab) if m.extra_loss else None
         scores = _informative(m.reward(batch).double(), gen) if m.reward else None
         prep = prepare(m, lab, batch, extra, scores=scores)
-        on = _diff(m, lab, prep, 0.0, m.hparams, relative)
-        off = _diff(m, lab, prep, jitter, m.hparams, relative)
+        logp = policy_logp(lab.policy, prep.batch)  # (B, T): one forward pass for the method's four gradients
+        on = _diff(m, lab, prep, logp, 0.0, m.hparams, relative)
+        off = _diff(m, lab, prep, logp, jitter, m.hparams, relative)
+        del logp  # frees the graph
         if m.off_policy:
             out[base], out[f"{base}-clipped"] = on, off
         else:
