@@ -93,7 +93,8 @@ q4 = ValueExercise(_one_correct_of_four, atol=0.05, var="predicted_gc",
 
 # q5 (choice): which component makes online RFT differ from RFT.
 q5 = ChoiceExercise(
-    {"data source": "where (q, o) come from", "reward": "how o is scored", "coefficient": "GC"},
+    {"data source": Msg("example.q5.option.data_source"), "reward": Msg("example.q5.option.reward"),
+     "coefficient": Msg("example.q5.option.coefficient")},
     "data source", var="online_rft_differs_in", title=Msg("example.q5.title"),
     why={"coefficient": Msg("example.q5.why.coefficient"),
          "reward": Msg("example.q5.why.reward")},

@@ -11,8 +11,8 @@ from unified_rl.course.i18n import Msg
 
 # q1 (choice): which of the three components separates GRPO from online RFT.
 q1 = ChoiceExercise(
-    {"data source": "where (q, o) come from", "reward function": "how o is scored",
-     "gradient coefficient": "how hard each token's log-prob is pushed"},
+    {"data source": Msg("nb00.q1.option.data_source"), "reward function": Msg("nb00.q1.option.reward_function"),
+     "gradient coefficient": Msg("nb00.q1.option.gradient_coefficient")},
     "gradient coefficient", var="grpo_differs_in", title=Msg("nb00.q1.title"),
     hint=Msg("nb00.q1.hint"),
     why={"data source": Msg("nb00.q1.why.data_source"),

@@ -95,9 +95,9 @@ q3 = SignExercise(0, var="wrong_sample_sign", title=Msg("nb02.q3.title"),
 
 # q4 (prediction): what happens to the share of surviving samples while RFT trains.
 q4 = ChoiceExercise(
-    {"rises": "more and more of each batch survives the filter",
-     "stays at the SFT model's level": "it fluctuates around the same value",
-     "falls": "fewer and fewer samples survive"},
+    {"rises": Msg("nb02.q4.option.rises"),
+     "stays at the SFT model's level": Msg("nb02.q4.option.stays_at_the_SFT_model_s_level"),
+     "falls": Msg("nb02.q4.option.falls")},
     "stays at the SFT model's level", var="rft_survival_over_training",
     title=Msg("nb02.q4.title"),
     hint=Msg("nb02.q4.hint"),

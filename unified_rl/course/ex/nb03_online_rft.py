@@ -89,7 +89,7 @@ q2 = FunctionExercise(
 
 # q3 (prediction): where the survival rate can change during training.
 q3 = ChoiceExercise(
-    {"RFT": "samples of the frozen SFT model", "online RFT": "samples of the policy being trained",
+    {"RFT": Msg("nb03.q3.option.RFT"), "online RFT": Msg("nb03.q3.option.online_RFT"),
      "both": "", "neither": ""},
     "online RFT", var="survival_can_change_in",
     title=Msg("nb03.q3.title"),

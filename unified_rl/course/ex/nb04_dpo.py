@@ -147,10 +147,10 @@ q3 = ValueExercise(
 
 # q4 (choice): why x+ can fall while training succeeds.
 q4 = ChoiceExercise(
-    {"margin": "J depends on a pair only through the margin x+ - x-",
-     "x_plus": "J rewards a larger x+ on its own",
-     "length": "|o+| and |o-| differ, so the normalisation pushes x+ down",
-     "beta": "a small beta lets x+ fall; a large beta would hold it up"},
+    {"margin": Msg("nb04.q4.option.margin"),
+     "x_plus": Msg("nb04.q4.option.x_plus"),
+     "length": Msg("nb04.q4.option.length"),
+     "beta": Msg("nb04.q4.option.beta")},
     "margin", var="what_dpo_constrains", title=Msg("nb04.q4.title"),
     hint=Msg("nb04.q4.hint"),
     why={"x_plus": Msg("nb04.q4.why.x_plus"),

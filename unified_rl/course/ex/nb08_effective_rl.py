@@ -102,9 +102,9 @@ q3 = ValueExercise(0.5, atol=1e-6, var="useless_flip_prob",
 
 # q4 (choice): which of the paper's reward-model directions the learned-reward experiment probes.
 q4 = ChoiceExercise(
-    {"generalization": "the reward model must score outputs unlike the ones it was trained on",
-     "uncertainty": "the reward model should say how sure it is",
-     "process rewards": "fine-grained, per-step training signals"},
+    {"generalization": Msg("nb08.q4.option.generalization"),
+     "uncertainty": Msg("nb08.q4.option.uncertainty"),
+     "process rewards": Msg("nb08.q4.option.process_rewards")},
     "generalization", var="rm_direction", title=Msg("nb08.q4.title"),
     why={"uncertainty": Msg("nb08.q4.why.uncertainty"),
          "process rewards": Msg("nb08.q4.why.process_rewards")},

@@ -193,9 +193,9 @@ q3 = ExpressionExercise(
 
 # q4 (prediction): which KL does GRPO's k3 penalty follow in expectation on samples of pi_theta?
 q4 = ChoiceExercise(
-    {"KL(pi || pi_ref)": "the reverse KL, the one the k3 value estimates",
-     "KL(pi_ref || pi)": "the forward KL",
-     "neither (zero in expectation)": "like k1 used as a loss"},
+    {"KL(pi || pi_ref)": Msg("nb10.q4.option.KL_pi_pi_ref"),
+     "KL(pi_ref || pi)": Msg("nb10.q4.option.KL_pi_ref_pi"),
+     "neither (zero in expectation)": Msg("nb10.q4.option.neither_zero_in_expectation")},
     "KL(pi_ref || pi)", var="k3_follows", title=Msg("nb10.q4.title"),
     hint=[Msg("nb10.q4.hint1"),
           Msg("nb10.q4.hint2")],

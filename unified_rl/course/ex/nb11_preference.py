@@ -225,10 +225,10 @@ q4 = ValueExercise(
 
 # q5 (choice): what held the chosen log-prob up in the training run.
 q5 = ChoiceExercise(
-    {"sft_term": "its GC on chosen tokens is 1 + (odds-ratio term): SFT's push, whatever the margin",
-     "no_reference": "it has no reference model, so nothing pulls the chosen answer back",
-     "odds_ratio": "the odds ratio pushes the rejected answer down more gently than a log-ratio",
-     "small_lambda": "lambda = 0.1 makes every push small"},
+    {"sft_term": Msg("nb11.q5.option.sft_term"),
+     "no_reference": Msg("nb11.q5.option.no_reference"),
+     "odds_ratio": Msg("nb11.q5.option.odds_ratio"),
+     "small_lambda": Msg("nb11.q5.option.small_lambda")},
     "sft_term", var="what_holds_x_plus", title=Msg("nb11.q5.title"),
     hint=Msg("nb11.q5.hint"),
     why={"no_reference": Msg("nb11.q5.why.no_reference"),

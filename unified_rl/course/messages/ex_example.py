@@ -43,4 +43,13 @@ MESSAGES = {
     'example.q5.why.reward': (
         'both use the same rule that checks the answer',
         '两者都用同一条检查答案的规则'),
+    'example.q5.option.data_source': (
+        'where (q, o) come from',
+        '(q, o) 从哪里来'),
+    'example.q5.option.reward': (
+        'how o is scored',
+        'o 如何打分'),
+    'example.q5.option.coefficient': (
+        'GC',
+        '梯度系数（GC）'),
 }

@@ -40,4 +40,13 @@ MESSAGES = {
     'nb02.q4.why.falls': (
         'the sampler never changes, so neither does its accuracy',
         '采样器从不改变，所以它的准确率也不变'),
+    'nb02.q4.option.rises': (
+        'more and more of each batch survives the filter',
+        '每个批次中通过过滤器的样本越来越多'),
+    'nb02.q4.option.stays_at_the_SFT_model_s_level': (
+        'it fluctuates around the same value',
+        '它在同一个值附近波动'),
+    'nb02.q4.option.falls': (
+        'fewer and fewer samples survive',
+        '通过的样本越来越少'),
 }

@@ -46,4 +46,16 @@ MESSAGES = {
     'nb04.q4.why.beta': (
         'beta scales the margin; J still depends on x+ and x- only through x+ - x-',
         'beta 缩放间隔；J 仍只通过 x+ - x- 依赖于 x+ 和 x-'),
+    'nb04.q4.option.margin': (
+        'J depends on a pair only through the margin x+ - x-',
+        'J 只通过间隔 x+ - x- 依赖于一对回答'),
+    'nb04.q4.option.x_plus': (
+        'J rewards a larger x+ on its own',
+        'J 单独奖励更大的 x+'),
+    'nb04.q4.option.length': (
+        '|o+| and |o-| differ, so the normalisation pushes x+ down',
+        '|o+| 和 |o-| 不同，所以归一化把 x+ 往下推'),
+    'nb04.q4.option.beta': (
+        'a small beta lets x+ fall; a large beta would hold it up',
+        '小的 beta 让 x+ 下降；大的 beta 会把它撑住'),
 }

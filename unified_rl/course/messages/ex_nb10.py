@@ -55,4 +55,13 @@ MESSAGES = {
     'nb10.q5.hint2': (
         'For the right answer the others are (0, 0, 0): baseline 0.',
         '对正确的答案，其余答案是 (0, 0, 0)：基线为 0。'),
+    'nb10.q4.option.KL_pi_pi_ref': (
+        'the reverse KL, the one the k3 value estimates',
+        '反向 KL，即 k3 的值所估计的那个'),
+    'nb10.q4.option.KL_pi_ref_pi': (
+        'the forward KL',
+        '正向 KL'),
+    'nb10.q4.option.neither_zero_in_expectation': (
+        'like k1 used as a loss',
+        '就像把 k1 用作损失时那样'),
 }
