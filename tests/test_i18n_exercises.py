@@ -85,3 +85,26 @@ def test_choice_options_may_be_plain_strings_or_messages():
     assert q.options == {"a": "plain", "b": "Correct"}
     set_language("zh")
     assert q.options == {"a": "plain", "b": "正确"} and q.check("a") and not q.check("b")
+
+
+@pytest.mark.parametrize("key", sorted(FUNCTIONS))
+def test_case_names_are_translated(key):
+    """A function checker quotes the case its answer failed on: every named case has its Chinese name."""
+    q = FUNCTIONS[key]
+    english = [where for where, _ in q.inputs()][:len(q.cases)]
+    set_language("zh")
+    chinese = [where for where, _ in q.inputs()][:len(q.cases)]
+    assert all(isinstance(name, Msg) for name in q.cases), f"{key}: a case name that is not a catalogue message"
+    assert all(e.startswith("case '") for e in english)
+    assert all(c.startswith("用例 '") and HAN.search(c[4:]) for c in chinese), chinese
+
+
+def test_a_wrong_function_is_told_where_in_chinese():
+    from unified_rl.course.ex.nb00_paradigm import q3
+    wrong = q3.wrong[0]
+    en = q3.check(wrong).message
+    set_language("zh")
+    zh = q3.check(wrong).message
+    assert en.startswith("Incorrect: on case '") and zh.startswith("不正确：在用例 '")
+    name = zh.split("'")[1]
+    assert HAN.search(name) and name not in en

@@ -82,13 +82,13 @@ def _random_batch(gen):
 q3 = FunctionExercise(
     paradigm.surrogate_loss,
     cases={
-        "two responses of equal length": {"logp": torch.tensor([[-1.0, -2.0], [-0.5, -0.5]]),
+        Msg("nb00.q3.case.two_responses_of_equal_length"): {"logp": torch.tensor([[-1.0, -2.0], [-0.5, -0.5]]),
                                           "coef": torch.tensor([[1.0, 1.0], [0.0, 0.0]]),
                                           "mask": torch.ones(2, 2)},
-        "lengths 1 and 3": {"logp": torch.tensor([[-1.0, 0.0, 0.0], [-1.0, -2.0, -3.0]]),
+        Msg("nb00.q3.case.lengths_1_and_3"): {"logp": torch.tensor([[-1.0, 0.0, 0.0], [-1.0, -2.0, -3.0]]),
                             "coef": torch.tensor([[2.0, 0.0, 0.0], [1.0, 1.0, 1.0]]),
                             "mask": torch.tensor([[1.0, 0.0, 0.0], [1.0, 1.0, 1.0]])},
-        "a prompt token off the mask": {"logp": torch.tensor([[-5.0, -1.0, -1.0]]),
+        Msg("nb00.q3.case.a_prompt_token_off_the_mask"): {"logp": torch.tensor([[-5.0, -1.0, -1.0]]),
                                          "coef": torch.tensor([[1.0, 1.0, 1.0]]),
                                          "mask": torch.tensor([[0.0, 1.0, 1.0]])},
     },

@@ -80,10 +80,10 @@ def _eps_ignored(step_rewards, step_mask, group_size, eps=1e-6):  # the guard ha
 
 q2 = FunctionExercise(
     advantages.group_relative_process,
-    cases={"two answers, two steps each": {
+    cases={Msg("nb08.q2.case.two_answers_two_steps_each"): {
                "step_rewards": torch.tensor([[1.0, 0.0, 1.0], [0.0, 0.0, 0.0]]),
                "step_mask": torch.tensor([[1.0, 0.0, 1.0], [1.0, 0.0, 1.0]]), "group_size": 2},
-           "every step right: no signal": {
+           Msg("nb08.q2.case.every_step_right_no_signal"): {
                "step_rewards": torch.tensor([[1.0, 1.0], [1.0, 1.0]]),
                "step_mask": torch.ones(2, 2), "group_size": 2}},
     random_inputs=_random_steps,

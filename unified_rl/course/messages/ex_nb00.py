@@ -43,4 +43,13 @@ MESSAGES = {
     'nb00.q1.option.gradient_coefficient': (
         "how hard each token's log-prob is pushed",
         '每个 token 的对数概率被推动的力度'),
+    'nb00.q3.case.two_responses_of_equal_length': (
+        'two responses of equal length',
+        '两个等长的回答'),
+    'nb00.q3.case.lengths_1_and_3': (
+        'lengths 1 and 3',
+        '长度 1 和 3'),
+    'nb00.q3.case.a_prompt_token_off_the_mask': (
+        'a prompt token off the mask',
+        '一个在掩码之外的提示 token'),
 }

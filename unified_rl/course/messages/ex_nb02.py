@@ -49,4 +49,13 @@ MESSAGES = {
     'nb02.q4.option.falls': (
         'fewer and fewer samples survive',
         '通过的样本越来越少'),
+    'nb02.q2.case.one_right_one_wrong': (
+        'one right, one wrong',
+        '一个正确，一个错误'),
+    'nb02.q2.case.prompt_tokens_off_the_mask': (
+        'prompt tokens off the mask',
+        '掩码之外的提示 token'),
+    'nb02.q2.case.all_wrong': (
+        'all wrong',
+        '全部错误'),
 }

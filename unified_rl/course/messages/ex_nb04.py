@@ -58,4 +58,16 @@ MESSAGES = {
     'nb04.q4.option.beta': (
         'a small beta lets x+ fall; a large beta would hold it up',
         '小的 beta 让 x+ 下降；大的 beta 会把它撑住'),
+    'nb04.q2.case.equal_log_ratios_beta_0_1': (
+        'equal log-ratios, beta = 0.1',
+        '对数比率相等，beta = 0.1'),
+    'nb04.q2.case.a_pair_already_ranked_right_margin_8': (
+        'a pair already ranked right (margin 8)',
+        '一对已经排对了的回答（间隔 8）'),
+    'nb04.q2.case.a_mis_ranked_pair_margin_8': (
+        'a mis-ranked pair (margin -8)',
+        '一对排错了的回答（间隔 -8）'),
+    'nb04.q2.case.ragged_lengths_with_padding': (
+        'ragged lengths with padding',
+        '长度参差不齐，带填充'),
 }

@@ -49,4 +49,10 @@ MESSAGES = {
     'nb08.q4.option.process_rewards': (
         'fine-grained, per-step training signals',
         '细粒度的、逐步的训练信号'),
+    'nb08.q2.case.two_answers_two_steps_each': (
+        'two answers, two steps each',
+        '两个答案，每个两步'),
+    'nb08.q2.case.every_step_right_no_signal': (
+        'every step right: no signal',
+        '每一步都正确：没有信号'),
 }

@@ -67,4 +67,22 @@ MESSAGES = {
     'nb11.q5.option.small_lambda': (
         'lambda = 0.1 makes every push small',
         'lambda = 0.1 让每次推动都很小'),
+    'nb11.q2.case.equal_mean_log_probs_gamma_0': (
+        'equal mean log-probs, gamma = 0',
+        '平均对数概率相等，gamma = 0'),
+    'nb11.q2.case.chosen_far_more_likely_margin_past_gamma': (
+        'chosen far more likely (margin past gamma)',
+        '被选中的回答可能性大得多（间隔超过 gamma）'),
+    'nb11.q2.case.different_lengths_same_mean': (
+        'different lengths, same mean',
+        '长度不同，均值相同'),
+    'nb11.q2.case.ragged_batch': (
+        'ragged batch',
+        '参差不齐的批次'),
+    'nb11.q3.case.one_desirable_one_undesirable_at_z0': (
+        'one desirable, one undesirable, at z0',
+        '一个可取的，一个不可取的，在 z0 处'),
+    'nb11.q3.case.ragged_batch': (
+        'ragged batch',
+        '参差不齐的批次'),
 }
