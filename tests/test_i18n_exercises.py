@@ -108,3 +108,30 @@ def test_a_wrong_function_is_told_where_in_chinese():
     assert en.startswith("Incorrect: on case '") and zh.startswith("不正确：在用例 '")
     name = zh.split("'")[1]
     assert HAN.search(name) and name not in en
+
+
+def _legends(explorer):
+    """The legend texts of an explorer's figure at its current controls."""
+    _, fig, _ = explorer._compute(**{k: c.value for k, c in explorer.controls.items()})
+    return [x.get_text() for ax in fig.axes if ax.get_legend() for x in ax.get_legend().get_texts()]
+
+
+def test_widget_curve_labels_follow_the_language():
+    """Curves keyed by English names (notebooks and tests read the keys) are labelled in the current language."""
+    pytest.importorskip("matplotlib")
+    from unified_rl.course import nb_basics, widgets_preference
+    from unified_rl.course.widgets_policy_gradient import MAX_LEN, policy_explorer
+    en = _legends(policy_explorer()) + _legends(nb_basics.length_explorer())
+    assert {"GRPO / PPO clip", "CISPO weight", "token-mean (DAPO)", f"constant L = {MAX_LEN} (Dr. GRPO)",
+            "eq 7 (α = 0)", "token mean (α = 1)"} <= set(en)
+    slider = widgets_preference.preference_explorer().controls["logp_rejected"]
+    assert (slider.description or slider.url_label) == "mean log π(o⁻) (ORPO)"
+    set_language("zh")
+    ex = policy_explorer()
+    zh = _legends(ex) + _legends(nb_basics.length_explorer())
+    assert {"GRPO / PPO 裁剪", "CISPO 权重", "token 均值（DAPO）", f"常数 L = {MAX_LEN}（Dr. GRPO）",
+            "eq 7（α = 0）", "token 均值（α = 1）"} <= set(zh)
+    assert not set(zh) & {"GRPO / PPO clip", "CISPO weight", "token-mean (DAPO)", "token mean (α = 1)"}
+    assert "CISPO 权重" in ex.table.value and "CISPO weight" in ex.data["gc"]  # the data keep their keys
+    slider = widgets_preference.preference_explorer().controls["logp_rejected"]
+    assert (slider.description or slider.url_label) == "平均 log π(o⁻)（ORPO）"
