@@ -78,7 +78,7 @@ q2 = FunctionExercise(
     coefficients.rft,
     cases={Msg("nb02.q2.case.one_right_one_wrong"): {"correct": torch.tensor([1.0, 0.0]), "mask": torch.ones(2, 3)},
            Msg("nb02.q2.case.prompt_tokens_off_the_mask"): {"correct": torch.tensor([1.0, 1.0]),
-                                          "mask": torch.tensor([[0.0, 1.0, 1.0], [0.0, 0.0, 1.0]])},
+                                                            "mask": torch.tensor([[0.0, 1.0, 1.0], [0.0, 0.0, 1.0]])},
            Msg("nb02.q2.case.all_wrong"): {"correct": torch.zeros(3), "mask": torch.ones(3, 2)}},
     random_inputs=_random_batch, detached=True,
     loss=surrogate_without_detach((None, None, "mask")),  # the gradient eq 5 gives a policy's log-probs

@@ -106,10 +106,10 @@ q3 = FunctionExercise(
     advantages.gae,
     cases={
         Msg("nb05.q3.case.one_token_reward_1"): {"rewards": torch.tensor([[1.0]]), "values": torch.tensor([[0.4]]),
-                                "mask": torch.ones(1, 1), "gamma": 1.0, "lam": 0.95},
+                                                 "mask": torch.ones(1, 1), "gamma": 1.0, "lam": 0.95},
         Msg("nb05.q3.case.terminal_reward_only_gamma_lam_1"): {"rewards": torch.tensor([[0.0, 0.0, 1.0]]),
-                                                  "values": torch.tensor([[0.2, 0.5, 0.7]]),
-                                                  "mask": torch.ones(1, 3), "gamma": 1.0, "lam": 1.0},
+                                                               "values": torch.tensor([[0.2, 0.5, 0.7]]),
+                                                               "mask": torch.ones(1, 3), "gamma": 1.0, "lam": 1.0},
         Msg("nb05.q3.case.padding_after_a_short_response_values_there_are_not_0"): {
             "rewards": torch.tensor([[0.0, 1.0, 0.0, 0.0], [0.0, 0.0, 0.0, -1.0]]),
             "values": torch.tensor([[0.3, 0.6, 0.9, 0.9], [0.1, 0.2, 0.3, 0.4]]),
