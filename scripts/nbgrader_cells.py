@@ -133,6 +133,12 @@ def stamp(path):
 
 
 KINDS = {"expression": "derive", "function": "implement", "value": "value", "choice": "choice"}
+_TITLE_SEP = re.compile("[:\uff1a]")  # an exercise title's label ends at ":" (English) or "：" (Chinese, full width)
+
+
+def label(title):
+    """The label of an exercise title, e.g. "Q3" of "Q3: implement ..." or of "Q3：实现 ..."."""
+    return _TITLE_SEP.split(title, maxsplit=1)[0].strip()
 
 
 def points(path):
@@ -143,7 +149,7 @@ def points(path):
         return []
     qs = exercises_in(module)
     order = [q for c in nb.cells if c.cell_type == "code" for q in _CHECK.findall(c.source)]
-    return [(q, f"{qs[q].title.split(':')[0] or q} {KINDS.get(qs[q].kind, qs[q].kind)}", qs[q].points) for q in order]
+    return [(q, f"{label(qs[q].title) or q} {KINDS.get(qs[q].kind, qs[q].kind)}", qs[q].points) for q in order]
 
 
 def points_table(paths):

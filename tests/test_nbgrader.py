@@ -1,19 +1,23 @@
 """The instructors' workflow with the real nbgrader, in a temporary course directory, as INSTRUCTORS.md gives it.
 
-Every course notebook is one assignment, `course`: `nbgrader generate_assignment` releases it (no
-solution left, the same copy as the builtin release, the flag that turns `q.solution()` off);
-`nbgrader release_assignment` / `fetch_assignment` / `submit` / `collect` move it through an exchange
-folder; `nbgrader autograde` executes the submissions (UNIFIED_RL_MAX_STEPS caps every training run)
+Every English course notebook is one assignment, `course`, and the Chinese edition (course/zh/) its own,
+`course-zh` (nbgrader keys a notebook by its name within an assignment, and the twins have the English
+names): `nbgrader generate_assignment "course*"` releases both (no solution left, the same copy as the
+builtin release, the flag that turns `q.solution()` off); `nbgrader release_assignment` /
+`fetch_assignment` / `submit` / `collect` move `course` through an exchange folder; one `nbgrader
+autograde "course*"` executes every submission of both (UNIFIED_RL_MAX_STEPS caps every training run)
 and the gradebook's totals are read back, per notebook and per test cell, and from `nbgrader export`'s
-CSV. On THREE_WAY's notebooks (between them every kind of exercise: choice, value, sign, derive,
-implement) the instructor's copy gets full marks, the released stub 0, and each of two submissions
-holding the pinned wrong answer (`q.wrong[0]`) of every other exercise loses exactly those exercises'
-points. `nbgrader generate_feedback` shows the checker's verdict.
+CSV. Between them the graded copies cover every kind of exercise (choice, value, sign, derive, implement)
+in both languages, each notebook execution once: the instructor's 02 (English) and 00 (Chinese) get
+full marks, the released stub of 02 gets 0, and a submission holding the pinned wrong answer
+(`q.wrong[0]`) of every other exercise loses exactly those exercises' points: 02's two halves in
+English, 00's odd half in English and its even half in Chinese. `nbgrader generate_feedback` shows the
+checker's verdict, in Chinese for the Chinese twin.
 
-Every other notebook is graded by nbgrader's own rule (`nbgrader.utils.determine_grade`: a grade cell
-scores its points unless it shows an error or writes to stderr) on the copy `make book` executed, so the
-course is not executed a second time here; on THREE_WAY's notebooks that rule on the book's copy is
-asserted to give what autograde gave.
+Every other notebook (English 00 too) is graded by nbgrader's own rule (`nbgrader.utils.determine_grade`:
+a grade cell scores its points unless it shows an error or writes to stderr) on the copy `make book`
+executed, so the course is not executed a second time here; on the English notebook graded above that
+rule on the book's copy is asserted to give what autograde gave.
 """
 
 import csv
@@ -37,14 +41,19 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "scripts"))
 import nbgrader_cells  # noqa: E402
 
-pytestmark = pytest.mark.slow  # autograding executes 8 notebooks: minutes (measured: course/INSTRUCTORS.md)
+pytestmark = pytest.mark.slow  # autograding executes 7 notebooks: minutes (measured: course/INSTRUCTORS.md)
 
 COURSE = REPO / "course"
 NOTEBOOKS = sorted(p.stem for p in COURSE.glob("*.ipynb"))
-THREE_WAY = [n for n in NOTEBOOKS if n[:2] in ("00", "02")]  # every kind: choice, value, sign, derive, implement
 EXECUTED = REPO / "build" / "book" / "executed"  # make book's executed copies (tests/test_notebooks_executed.py)
 REQUIRE_BOOK = os.environ.get("UNIFIED_RL_REQUIRE_BOOK") == "1"
-ASSIGNMENT, COURSE_ID = "course", "unified_rl"
+ASSIGNMENT, ASSIGNMENT_ZH, COURSE_ID = "course", "course-zh", "unified_rl"
+SOURCE = {ASSIGNMENT: COURSE, ASSIGNMENT_ZH: COURSE / "zh"}  # each assignment's source notebooks
+P00, P02 = (next(n for n in NOTEBOOKS if n.startswith(k)) for k in ("00", "02"))  # between them every kind
+ZH_NOTEBOOKS = [P00]  # the twins in course-zh (every twin is released by test_make_student_is_the_same_release)
+FULL = [(ASSIGNMENT, P02), (ASSIGNMENT_ZH, P00)]  # the instructor's own notebooks, submitted as they are
+STUB = [P02]  # the release, fetched and submitted unchanged through the exchange (English)
+HALVES = [(ASSIGNMENT, P00, "odd"), (ASSIGNMENT_ZH, P00, "even"), (ASSIGNMENT, P02, "odd"), (ASSIGNMENT, P02, "even")]
 CONFIG = """c = get_config()
 c.CourseDirectory.course_id = "unified_rl"
 c.Exchange.root = "{exchange}"
@@ -67,9 +76,9 @@ def _halves(name):
     return {"odd": qs[0::2], "even": qs[1::2]}
 
 
-def _wrong_submission(name, wrong):
+def _wrong_submission(assignment, name, wrong):
     """The instructor's notebook with the answers of `wrong` replaced by their first pinned wrong answers."""
-    nb = nbformat.read(COURSE / f"{name}.ipynb", as_version=4)
+    nb = nbformat.read(SOURCE[assignment] / f"{name}.ipynb", as_version=4)
     module = exercises_in(_module(name))
     for q in wrong:
         cell = next(c for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade_id") == f"{q}_answer")
@@ -77,8 +86,8 @@ def _wrong_submission(name, wrong):
     return nb
 
 
-def _student(name, half):
-    return f"wrong_{name[:2]}_{half}"
+def _student(assignment, name, half):
+    return f"wrong_{'zh_' if assignment == ASSIGNMENT_ZH else ''}{name[:2]}_{half}"
 
 
 def _nbgrader(root, *args, env=None):
@@ -99,15 +108,16 @@ def graded(tmp_path_factory):
                UNIFIED_RL_MAX_STEPS="2", OMP_NUM_THREADS="1")
     env.pop("UNIFIED_RL_SOLUTIONS", None)
     (root / "nbgrader_config.py").write_text(CONFIG.format(exchange=exchange))
-    source = root / "source" / ASSIGNMENT
-    source.mkdir(parents=True)
-    for name in NOTEBOOKS:
-        shutil.copy(COURSE / f"{name}.ipynb", source)
-    (source / display.STUDENT_FLAG).touch()  # the release carries it: q.solution() off there
+    for assignment, names in ((ASSIGNMENT, NOTEBOOKS), (ASSIGNMENT_ZH, ZH_NOTEBOOKS)):
+        source = root / "source" / assignment
+        source.mkdir(parents=True)
+        for name in names:
+            shutil.copy(SOURCE[assignment] / f"{name}.ipynb", source)
+        (source / display.STUDENT_FLAG).touch()  # the release carries it: q.solution() off there
     seconds = {}
 
     t = time.perf_counter()
-    _nbgrader(root, "generate_assignment", ASSIGNMENT, env=env)
+    _nbgrader(root, "generate_assignment", "course*", env=env)  # both editions in one call
     _nbgrader(root, "release_assignment", ASSIGNMENT, env=env)
     seconds["generate + release"] = time.perf_counter() - t
 
@@ -116,8 +126,8 @@ def graded(tmp_path_factory):
     work.mkdir()
     _nbgrader(work, "fetch_assignment", ASSIGNMENT, f"--course={COURSE_ID}", f"--Exchange.root={exchange}", env=env)
     for name in NOTEBOOKS:
-        if name not in THREE_WAY:
-            (work / ASSIGNMENT / f"{name}.ipynb").unlink()  # graded as missing: only THREE_WAY's stubs are run
+        if name not in STUB:
+            (work / ASSIGNMENT / f"{name}.ipynb").unlink()  # graded as missing: only STUB's are run
     _nbgrader(work, "submit", ASSIGNMENT, f"--course={COURSE_ID}", f"--Exchange.root={exchange}", env=env)
     _nbgrader(root, "collect", ASSIGNMENT, env=env)
     collected = [p.name for p in (root / "submitted").iterdir()]
@@ -125,73 +135,81 @@ def graded(tmp_path_factory):
     stub_id = collected[0]  # the student's login name
     seconds["fetch + submit + collect"] = time.perf_counter() - t
 
-    for name in THREE_WAY:  # the instructor's own notebooks, as a submission
-        (root / "submitted" / "instructor" / ASSIGNMENT).mkdir(parents=True, exist_ok=True)
-        shutil.copy(COURSE / f"{name}.ipynb", root / "submitted" / "instructor" / ASSIGNMENT)
-    for name in THREE_WAY:
-        for half, wrong in _halves(name).items():
-            d = root / "submitted" / _student(name, half) / ASSIGNMENT
-            d.mkdir(parents=True)
-            nbformat.write(_wrong_submission(name, wrong), d / f"{name}.ipynb")
+    for assignment, name in FULL:
+        d = root / "submitted" / "instructor" / assignment
+        d.mkdir(parents=True, exist_ok=True)
+        shutil.copy(SOURCE[assignment] / f"{name}.ipynb", d)
+    for assignment, name, half in HALVES:
+        d = root / "submitted" / _student(assignment, name, half) / assignment
+        d.mkdir(parents=True)
+        nbformat.write(_wrong_submission(assignment, name, _halves(name)[half]), d / f"{name}.ipynb")
 
     t = time.perf_counter()
-    _nbgrader(root, "autograde", ASSIGNMENT, env=env)
+    _nbgrader(root, "autograde", "course*", env=env)  # every submission of both assignments, one call
     seconds["autograde"] = time.perf_counter() - t
     t = time.perf_counter()
-    _nbgrader(root, "generate_feedback", ASSIGNMENT, env=env)
+    _nbgrader(root, "generate_feedback", "course*", env=env)
     _nbgrader(root, "release_feedback", ASSIGNMENT, f"--student={stub_id}", env=env)  # exchange submissions only
     _nbgrader(work, "fetch_feedback", ASSIGNMENT, f"--course={COURSE_ID}", f"--Exchange.root={exchange}", env=env)
     _nbgrader(root, "export", "--to=grades.csv", env=env)
     seconds["feedback + export"] = time.perf_counter() - t
     with open(root / "grades.csv") as f:
-        rows = {r["student_id"]: r for r in csv.DictReader(f)}
+        rows = {(r["assignment"], r["student_id"]): r for r in csv.DictReader(f)}
     print("nbgrader workflow, seconds:", {k: round(v, 1) for k, v in seconds.items()})
     (base / "seconds.txt").write_text(repr(seconds))
-    return {"root": root, "release": root / "release" / ASSIGNMENT, "stub": stub_id, "csv": rows, "work": work,
-            "db": f"sqlite:///{root / 'gradebook.db'}"}
+    return {"root": root, "release": {a: root / "release" / a for a in SOURCE}, "stub": stub_id, "csv": rows,
+            "work": work, "db": f"sqlite:///{root / 'gradebook.db'}"}
 
 
-def _scores(graded, student_id, name):
+def _scores(graded, student_id, name, assignment=ASSIGNMENT):
     """(notebook score, {grade_id: score}) from nbgrader's Gradebook API."""
     from nbgrader.api import Gradebook
     with Gradebook(graded["db"]) as gb:
-        nb = gb.find_submission_notebook(name, ASSIGNMENT, student_id)
+        nb = gb.find_submission_notebook(name, assignment, student_id)
         return nb.score, {g.name: g.score for g in nb.grades}
 
 
 _REGION = r"### BEGIN SOLUTION\n(.*?)\n\s*### END SOLUTION"
+RELEASED = [(ASSIGNMENT, n) for n in NOTEBOOKS] + [(ASSIGNMENT_ZH, n) for n in ZH_NOTEBOOKS]
 
 
 def test_release_has_no_solution_and_turns_solutions_off(graded):
-    for name in NOTEBOOKS:
-        text = (graded["release"] / f"{name}.ipynb").read_text()
+    for assignment, name in RELEASED:
+        text = (graded["release"][assignment] / f"{name}.ipynb").read_text()
         for marker in ("BEGIN SOLUTION", "END SOLUTION", "HIDDEN TESTS", ".grade()"):
-            assert marker not in text, f"{name}: the release still holds {marker!r}"
-        source = nbformat.read(COURSE / f"{name}.ipynb", as_version=4)
-        released = {c.source for c in nbformat.read(graded["release"] / f"{name}.ipynb", as_version=4).cells}
+            assert marker not in text, f"{assignment}/{name}: the release still holds {marker!r}"
+        source = nbformat.read(SOURCE[assignment] / f"{name}.ipynb", as_version=4)
+        release = nbformat.read(graded["release"][assignment] / f"{name}.ipynb", as_version=4)
+        released = {c.source for c in release.cells}
         regions = [r for c in source.cells for r in re.findall(_REGION, c.source, re.S)]
         elsewhere = "\n".join(re.sub(_REGION, "", c.source, flags=re.S) for c in source.cells)
         lines = {l.strip() for r in regions for l in r.split("\n")}
         lines = {l for l in lines if len(l) > 8 and not l.startswith("#") and l not in elsewhere}
         assert lines or not regions, name
         for line in lines:  # a solution line that the notebook shows nowhere else never reaches the release
-            assert not any(line in s for s in released), f"{name}: solution line {line!r} released"
-    assert not display.solutions_shown(cwd=graded["release"])  # the flag ships with the release
+            assert not any(line in s for s in released), f"{assignment}/{name}: solution line {line!r} released"
+    for release in graded["release"].values():
+        assert not display.solutions_shown(cwd=release)  # the flag ships with the release
+
+
+def _same_release(ours, theirs, where):
+    """Our release of a notebook is nbgrader's: same cells, sources, locks (checksums aside)."""
+    assert len(ours.cells) == len(theirs.cells), where
+    for a, b in zip(ours.cells, theirs.cells):
+        assert (a.cell_type, a.source) == (b.cell_type, b.source), f"{where}, cell {b.get('id')}"
+        for key in ("deletable", "editable"):
+            assert a.metadata.get(key, True) == b.metadata.get(key, True), f"{where}, cell {b.get('id')}: {key}"
+        meta = {k: v for k, v in b.metadata.get("nbgrader", {}).items() if k not in ("checksum", "cell_type")}
+        assert a.metadata.get("nbgrader", {}) == meta
 
 
 def test_builtin_release_is_nbgraders(graded, tmp_path):
-    """What students without nbgrader get is nbgrader's release: same cells, sources, locks (checksums aside)."""
+    """What students without nbgrader get is nbgrader's release, in both editions (zh/ beside the English)."""
     student.make_student_copies(COURSE, tmp_path, engine="builtin")
-    for name in NOTEBOOKS:
-        ours = nbformat.read(tmp_path / f"{name}.ipynb", as_version=4)
-        theirs = nbformat.read(graded["release"] / f"{name}.ipynb", as_version=4)
-        assert len(ours.cells) == len(theirs.cells), name
-        for a, b in zip(ours.cells, theirs.cells):
-            assert (a.cell_type, a.source) == (b.cell_type, b.source), f"{name}, cell {b.get('id')}"
-            for key in ("deletable", "editable"):
-                assert a.metadata.get(key, True) == b.metadata.get(key, True), f"{name}, cell {b.get('id')}: {key}"
-            meta = {k: v for k, v in b.metadata.get("nbgrader", {}).items() if k not in ("checksum", "cell_type")}
-            assert a.metadata.get("nbgrader", {}) == meta
+    for assignment, name in RELEASED:
+        ours = tmp_path / ("zh" if assignment == ASSIGNMENT_ZH else "") / f"{name}.ipynb"
+        theirs = nbformat.read(graded["release"][assignment] / f"{name}.ipynb", as_version=4)
+        _same_release(nbformat.read(ours, as_version=4), theirs, f"{assignment}/{name}")
 
 
 def _book_scores(name):
@@ -208,17 +226,17 @@ def _book_scores(name):
     return {c.metadata["nbgrader"]["grade_id"]: determine_grade(c)[0] for c in executed.cells if is_grade(c)}
 
 
-@pytest.mark.parametrize("name", THREE_WAY)
-def test_the_instructors_notebook_gets_full_marks(graded, name):
+@pytest.mark.parametrize("assignment,name", FULL)
+def test_the_instructors_notebook_gets_full_marks(graded, assignment, name):
     points = _points(name)
-    total, cells = _scores(graded, "instructor", name)
+    total, cells = _scores(graded, "instructor", name, assignment)
     assert cells == {f"{q}_check": float(p) for q, p in points.items()}
     assert total == sum(points.values())
-    book = _book_scores(name)
+    book = _book_scores(name) if assignment == ASSIGNMENT else None  # the book's copies are the English ones
     assert book is None or book == cells  # nbgrader's rule on the book's copy says what autograde said
 
 
-@pytest.mark.parametrize("name", [n for n in NOTEBOOKS if n not in THREE_WAY])
+@pytest.mark.parametrize("name", [n for n in NOTEBOOKS if (ASSIGNMENT, n) not in FULL])
 def test_every_other_notebook_gets_full_marks_on_its_executed_copy(name):
     book = _book_scores(name)
     if book is None:
@@ -226,51 +244,80 @@ def test_every_other_notebook_gets_full_marks_on_its_executed_copy(name):
     assert book == {f"{q}_check": float(p) for q, p in _points(name).items()}
 
 
-@pytest.mark.parametrize("name", THREE_WAY)
+@pytest.mark.parametrize("name", STUB)
 def test_the_released_stub_gets_zero(graded, name):
     total, cells = _scores(graded, graded["stub"], name)
     assert set(cells) == {f"{q}_check" for q in _points(name)} and total == 0, cells
 
 
-@pytest.mark.parametrize("name,half", [(n, h) for n in THREE_WAY for h in ("odd", "even")])
-def test_wrong_answers_lose_exactly_their_points(graded, name, half):
+@pytest.mark.parametrize("assignment,name,half", HALVES)
+def test_wrong_answers_lose_exactly_their_points(graded, assignment, name, half):
     points, wrong = _points(name), _halves(name)[half]
-    total, cells = _scores(graded, _student(name, half), name)
+    total, cells = _scores(graded, _student(assignment, name, half), name, assignment)
     assert cells == {f"{k}_check": 0.0 if k in wrong else float(p) for k, p in points.items()}
     assert total == sum(p for k, p in points.items() if k not in wrong)
 
 
 def test_exported_csv_totals(graded):
-    """`nbgrader export`'s CSV: one row per student, its total the sum of what the notebooks above scored."""
+    """`nbgrader export`'s CSV: one row per assignment and student, its total the sum of what its notebooks scored."""
     rows = graded["csv"]
-    everything = sum(sum(_points(n).values()) for n in NOTEBOOKS)  # the assignment: every notebook
-    submitted = sum(sum(_points(n).values()) for n in THREE_WAY)  # the instructor submitted THREE_WAY's
-    assert float(rows["instructor"]["max_score"]) == everything
-    assert float(rows["instructor"]["score"]) == submitted
-    assert float(rows[graded["stub"]]["score"]) == 0
-    for name in THREE_WAY:
-        points = _points(name)
-        for half, wrong in _halves(name).items():
-            assert float(rows[_student(name, half)]["score"]) == sum(p for k, p in points.items() if k not in wrong)
+    for assignment, names in ((ASSIGNMENT, NOTEBOOKS), (ASSIGNMENT_ZH, ZH_NOTEBOOKS)):
+        everything = sum(sum(_points(n).values()) for n in names)  # the assignment: every notebook in it
+        submitted = sum(sum(_points(n).values()) for a, n in FULL if a == assignment)
+        assert float(rows[assignment, "instructor"]["max_score"]) == everything
+        assert float(rows[assignment, "instructor"]["score"]) == submitted
+    assert float(rows[ASSIGNMENT, graded["stub"]]["score"]) == 0
+    for assignment, name, half in HALVES:
+        points, wrong = _points(name), _halves(name)[half]
+        assert float(rows[assignment, _student(assignment, name, half)]["score"]) == \
+            sum(p for k, p in points.items() if k not in wrong)
+
+
+def _feedback(graded, assignment, name, half):
+    return (graded["root"] / "feedback" / _student(assignment, name, half) / assignment / f"{name}.html").read_text()
 
 
 def test_feedback_shows_the_checkers_verdict(graded):
-    name = THREE_WAY[0]
-    for half, wrong in _halves(name).items():
-        html = (graded["root"] / "feedback" / _student(name, half) / ASSIGNMENT / f"{name}.html").read_text()
-        assert "AnswerNotCorrect" in html and "Incorrect: " in html, half
-        for q in wrong:
-            assert f"(0 of {_points(name)[q]} points)" in html, q
-    fetched = list((graded["work"] / ASSIGNMENT / "feedback").rglob(f"{name}.html"))  # the student's copy
+    for assignment, name, half in HALVES:
+        html, points = _feedback(graded, assignment, name, half), _points(name)
+        assert "AnswerNotCorrect" in html, (assignment, name, half)
+        if assignment == ASSIGNMENT:
+            assert "Incorrect: " in html, (name, half)
+            for q in _halves(name)[half]:
+                assert f"(0 of {points[q]} points)" in html, (name, half, q)
+    fetched = list((graded["work"] / ASSIGNMENT / "feedback").rglob(f"{STUB[0]}.html"))  # the student's copy
     assert len(fetched) == 1 and "Not attempted yet" in fetched[0].read_text()
 
 
+def test_chinese_feedback_is_chinese(graded):
+    """The Chinese twin's feedback gives the checker's verdict in Chinese, with its Chinese titles and points."""
+    from unified_rl.course.i18n import set_language
+    for assignment, name, half in HALVES:
+        if assignment != ASSIGNMENT_ZH:
+            continue
+        html, points, qs = _feedback(graded, assignment, name, half), _points(name), exercises_in(_module(name))
+        try:
+            set_language("zh")
+            titles = {q: qs[q].title for q in points}
+        finally:
+            set_language("en")
+        for q in points:
+            if q in _halves(name)[half]:
+                assert f"{titles[q]}：不正确：" in html and f"（共 {points[q]} 分，得 0 分）" in html, q
+            else:
+                assert f"{titles[q]}：正确" in html, q
+        assert "Incorrect: " not in html and "(0 of " not in html
+
+
 def test_make_student_is_the_same_release(graded, tmp_path):
-    """`make student` (nbgrader in a temporary course directory) writes what the instructor's release holds."""
+    """`make student` (nbgrader in a temporary course directory) writes what the instructor's release holds, zh/ too."""
     written = student.make_student_copies(COURSE, tmp_path, engine="nbgrader")
     top = sorted(p.name for p in written if p.parent == tmp_path)  # the Chinese edition goes to zh/ beside them
     assert top == sorted([display.STUDENT_FLAG] + [f"{n}.ipynb" for n in NOTEBOOKS])
-    for name in NOTEBOOKS:
-        assert nbformat.read(tmp_path / f"{name}.ipynb", as_version=4) == \
-            nbformat.read(graded["release"] / f"{name}.ipynb", as_version=4), name
+    twins = sorted(p.name for p in SOURCE[ASSIGNMENT_ZH].glob("*.ipynb"))
+    assert sorted(p.name for p in (tmp_path / "zh").glob("*.ipynb")) == twins
+    for assignment, name in RELEASED:
+        ours = tmp_path / ("zh" if assignment == ASSIGNMENT_ZH else "") / f"{name}.ipynb"
+        assert nbformat.read(ours, as_version=4) == \
+            nbformat.read(graded["release"][assignment] / f"{name}.ipynb", as_version=4), f"{assignment}/{name}"
     assert not display.solutions_shown(cwd=tmp_path)

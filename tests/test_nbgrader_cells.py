@@ -148,3 +148,28 @@ def test_instructor_guide_lists_the_modules_points():
     m = re.search(re.escape(nbgrader_cells.TABLE_BEGIN) + r"\n(.*?)\n" + re.escape(nbgrader_cells.TABLE_END), text, re.S)
     assert m, "course/INSTRUCTORS.md has no points table: run python scripts/nbgrader_cells.py"
     assert m.group(1) == nbgrader_cells.points_table(NOTEBOOKS)
+
+
+ZH = REPO / "course" / "zh"
+
+
+@pytest.mark.parametrize("path", [p for p in NOTEBOOKS if (ZH / p.name).exists()], ids=lambda p: p.name)
+def test_chinese_titles_give_the_same_labels_and_points(path):
+    """A Chinese title's label ends at the full-width "：" ("Q1：..."): in Chinese, the twin's points are the English ones."""
+    from unified_rl.course.i18n import set_language
+    english = nbgrader_cells.points(path)
+    try:
+        set_language("zh")
+        titles = [E.exercises_in(nbgrader_cells.exercise_module(nbformat.read(ZH / path.name, as_version=4),
+                                                                path.name))[q].title for q, *_ in english]
+        chinese = nbgrader_cells.points(ZH / path.name)
+    finally:
+        set_language("en")
+    assert all("：" in t and ":" not in t.split("：")[0] for t in titles), titles  # the titles are the Chinese ones
+    assert chinese == english
+
+
+def test_label_ends_at_either_colon():
+    assert nbgrader_cells.label("Q3: implement eq 10") == "Q3"
+    assert nbgrader_cells.label("Q3：实现 eq 10（RFT 的 GC）") == "Q3"
+    assert nbgrader_cells.label("no colon") == "no colon"

@@ -76,18 +76,26 @@ class ValueExercise(Exercise):
 
 
 class ChoiceExercise(Exercise):
-    """One option among several. `options`: a list, or a dict option -> description; `why`: option -> why not."""
+    """One option among several. `options`: a list, or a dict option -> description; `why`: option -> why not.
+
+    An option is the answer a learner writes, the same string in every language (the notebooks' code is
+    the same in both editions); its description (a str or a Msg) is shown in the current language."""
 
     kind = "choice"
 
     def __init__(self, options, answer, *, why=None, **kw):
-        self.options = dict(options) if isinstance(options, dict) else {o: "" for o in options}
-        if answer not in self.options:
-            raise ValueError(f"answer {answer!r} is not one of the options {list(self.options)}")
+        self._options = dict(options) if isinstance(options, dict) else {o: "" for o in options}
+        if answer not in self._options:
+            raise ValueError(f"answer {answer!r} is not one of the options {list(self._options)}")
         kw.setdefault("solution_value", answer)
-        kw.setdefault("wrong", [o for o in self.options if o != answer][:2])
+        kw.setdefault("wrong", [o for o in self._options if o != answer][:2])
         super().__init__(**kw)
         self.why = why or {}
+
+    @property
+    def options(self):
+        """{option: its description in the current language}, in the order given."""
+        return {o: text(d) for o, d in self._options.items()}
 
     @staticmethod
     def _norm(x):
@@ -99,15 +107,15 @@ class ChoiceExercise(Exercise):
             return answer
         got, why = as_number(answer)
         if why:
-            raise Wrong(t("check.answer_one_of", why=why, options=', '.join(map(repr, self.options))))
+            raise Wrong(t("check.answer_one_of", why=why, options=', '.join(map(repr, self._options))))
         return int(got) if got.is_integer() else got
 
     def _check(self, answer):
         answer = self._read(answer)
-        match = [o for o in self.options if type(self._norm(o)) is type(self._norm(answer))
+        match = [o for o in self._options if type(self._norm(o)) is type(self._norm(answer))
                  and self._norm(o) == self._norm(answer)]
         if not match:
-            raise Wrong(t("check.not_an_option", answer=short_repr(answer), options=', '.join(map(repr, self.options))))
+            raise Wrong(t("check.not_an_option", answer=short_repr(answer), options=', '.join(map(repr, self._options))))
         if match[0] != self.solution_value:
             raise Wrong(text(self.why[match[0]]) if match[0] in self.why else t("check.not_it", option=repr(match[0])))
 

@@ -17,7 +17,7 @@ import torch
 
 from .base import _MISSING, Exercise, Wrong
 from .compare import _clone, _describe, _flat, compare, compare_gradients, gradients, short_repr
-from .i18n import t
+from .i18n import t, text
 
 _NOT_POLICY = ("logp_ref", "logp_old")
 
@@ -107,7 +107,7 @@ class FunctionExercise(Exercise):
         """(where, kwargs) for every input the checker runs: the named cases, then the random draws."""
         gen = torch.Generator().manual_seed(self.seed)
         for name, make in self.cases.items():
-            yield t("fn.case", name=name), make(gen) if callable(make) else make
+            yield t("fn.case", name=text(name)), make(gen) if callable(make) else make
         for i in range(self.n_random if self.random_inputs else 0):
             yield t("fn.random", i=i + 1), self.random_inputs(gen)
 

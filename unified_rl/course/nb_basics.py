@@ -20,6 +20,10 @@ from unified_rl.methods import METHODS
 from unified_rl.sampling import rollout_from_texts
 
 
+# the reference marks' keys (notebook 01 reads them) -> the catalogue key of their legend label
+_REFERENCE_LABELS = {"eq 7 (α = 0)": "nb.basics.ref_eq7", "token mean (α = 1)": "nb.basics.ref_token_mean"}
+
+
 def markdown_table(rows):
     """A Markdown table (rendered by Jupyter) from rows; the first row is the header."""
     from IPython.display import Markdown
@@ -157,7 +161,7 @@ def length_explorer(short=8, long=13, n_short=1, n_long=1, alpha=0.0):
             ax.bar(x, y, color="C0", label=f"α = {alpha:.2f}")
             if k is not None:
                 for j, (name, pair) in enumerate(data["reference"].items()):
-                    ax.plot(x, pair[k], "_", ms=18, mew=2, color=f"C{j + 1}", label=name)
+                    ax.plot(x, pair[k], "_", ms=18, mew=2, color=f"C{j + 1}", label=t(_REFERENCE_LABELS[name]))
             ax.set_xticks(x, [f"|o|={n}" for n in lengths], fontsize=7)
             ax.set_title(title, fontsize=9)
         axes[1].legend(fontsize=7, loc="lower center")

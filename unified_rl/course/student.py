@@ -118,28 +118,31 @@ def nbgrader_release(src, dst, assignment="course"):
     """Release src with nbgrader's generate_assignment (a temporary course directory); copy it to dst.
 
     nbgrader releases only the notebooks at an assignment's top level (others it copies as they
-    are, solutions and all), so each subfolder holding notebooks is released on its own.
+    are, solutions and all), so each subfolder holding notebooks is an assignment of its own
+    (`assignment-sub`, e.g. course-zh), and one `generate_assignment "assignment*"` releases them all.
     Returns the relative paths written."""
     folders = _notebook_folders(src)
-    written = []
-    for sub in folders:
-        written += [Path(sub) / rel for rel in nbgrader_release(src / sub, dst / sub, assignment)]
+    ids = {sub: f"{assignment}-{sub}" for sub in folders}  # subfolder -> its assignment
     with tempfile.TemporaryDirectory(prefix="unified_rl_release_") as root:
-        source = Path(root) / "source" / assignment
-        for rel in (r for r in _files(src) if r.parts[0] not in folders):
-            (source / rel).parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(src / rel, source / rel)
+        for rel in _files(src):
+            sub = rel.parts[0] if rel.parts[0] in folders else None
+            target = Path(root) / "source" / (ids[sub] if sub else assignment) / (rel.relative_to(sub) if sub else rel)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(src / rel, target)
         env = dict(os.environ, PATH=os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")]))
-        r = subprocess.run([sys.executable, "-m", "nbgrader", "generate_assignment", assignment, "--force",
+        r = subprocess.run([sys.executable, "-m", "nbgrader", "generate_assignment", f"{assignment}*", "--force",
                             f"--CourseDirectory.root={root}"], cwd=root, env=env, capture_output=True, text=True)
-        release = Path(root) / "release" / assignment
-        if r.returncode != 0 or not release.is_dir():
+        releases = [(Path(root) / "release" / ids[sub], Path(sub)) for sub in folders]
+        releases.append((Path(root) / "release" / assignment, Path()))
+        if r.returncode != 0 or not all(release.is_dir() for release, _ in releases):
             errors = [l for l in r.stdout.splitlines() + r.stderr.splitlines() if "Error" in l or "ERROR" in l]
             raise ValueError("nbgrader generate_assignment failed: " + (" | ".join(errors[-3:]) or r.stderr[-300:]))
-        for rel in _files(release):
-            (dst / rel).parent.mkdir(parents=True, exist_ok=True)
-            shutil.copyfile(release / rel, dst / rel)
-            written.append(rel)
+        written = []
+        for release, sub in releases:
+            for rel in _files(release):
+                (dst / sub / rel).parent.mkdir(parents=True, exist_ok=True)
+                shutil.copyfile(release / rel, dst / sub / rel)
+                written.append(sub / rel)
         return written
 
 

@@ -23,6 +23,16 @@ OTHERS = (1.0, 0.0, 0.0)  # rewards of o2..o4
 OTHER_LEN, MAX_LEN = 8, 16  # their length; the constant L of Dr. GRPO here
 GSPO_EPS, GSPO_EPS_HIGH = GSPOConfig().gspo_clip_eps, GSPOConfig().gspo_clip_eps_high  # GSPO's own range
 GSPO_KEY = "GSPO: o₁'s 1st token at r (ε 3e-4/4e-4)"
+# the curves' keys (what tests and notebooks read) -> the catalogue key of their label (what a learner sees)
+_LABELS = {"GRPO / PPO clip": "w.pg.curve.grpo_clip", "DAPO clip-higher": "w.pg.curve.dapo_clip_higher",
+           "CISPO weight": "w.pg.curve.cispo_weight", GSPO_KEY: "w.pg.curve.gspo",
+           "GRPO: A-hat, 1/|o|": "w.pg.curve.grpo_length", "token-mean (DAPO)": "w.pg.curve.token_mean",
+           f"constant L = {MAX_LEN} (Dr. GRPO)": "w.pg.curve.constant_l"}
+
+
+def label(key):
+    """A curve's label in the current language."""
+    return t(_LABELS[key], L=MAX_LEN) if key in _LABELS else key
 
 
 def _group(right, length):
@@ -95,23 +105,23 @@ def policy_explorer(ratio=1.25, clip_eps=0.2, clip_eps_high=0.28, length=12, rig
         ax1.axvspan(1 - clip_eps, 1 + clip_eps_high, color="0.93")  # the per-token clip range
         ax1.axvspan((1 - GSPO_EPS) ** length, (1 + GSPO_EPS_HIGH) ** length, color="C3", alpha=0.3)  # GSPO's, in r
         for i, (k, v) in enumerate(curves.items()):  # dashed and dotted: the curves often coincide
-            ax1.plot(grid, v, color=f"C{i}", lw=(3.0, 2.0, 1.6, 1.6)[i], ls=("-", "--", "-", ":")[i], label=k)
+            ax1.plot(grid, v, color=f"C{i}", lw=(3.0, 2.0, 1.6, 1.6)[i], ls=("-", "--", "-", ":")[i], label=label(k))
             ax1.plot([ratio], [here[k]], "o", color=f"C{i}", ms=4)
         ax1.axhline(0, color="k", lw=0.6)
         ax1.set(xlabel=t("w.pg.xlabel1"), ylabel=t("w.pg.gc_token"),
                 title=t("w.pg.clips_right" if right else "w.pg.clips_wrong"))
         ax1.legend(fontsize=7)
         for i, (k, v) in enumerate(pushes.items()):
-            ax2.plot(ns, v, "o-", ms=3, color=f"C{i + 4}", label=k)
+            ax2.plot(ns, v, "o-", ms=3, color=f"C{i + 4}", label=label(k))
         ax2.axvline(length, color="grey", lw=0.8, ls="--")
         ax2.axhline(0, color="k", lw=0.6)
         ax2.set(xlabel=t("w.pg.xlabel2"), ylabel=t("w.pg.push"),
                 title=t("w.pg.agg_title"))
         ax2.legend(fontsize=7)
-        rows = [["", t("w.pg.gc_token")]] + [[k, v] for k, v in here.items()]
+        rows = [["", t("w.pg.gc_token")]] + [[label(k), v] for k, v in here.items()]
         rows += [["", t("w.pg.gspo_row")], [t("w.pg.seq_ratio"), s],
                  [t("w.pg.gc_that"), gspo_gc[0].item()], [t("w.pg.gc_others"), gspo_gc[-1].item()]]
-        rows += [["", t("w.pg.push_row")]] + [[k, v] for k, v in push_here.items()]
+        rows += [["", t("w.pg.push_row")]] + [[label(k), v] for k, v in push_here.items()]
         data = {"gc": here, "push": push_here, "gspo": {"s": s, "gc": gspo_gc.tolist()}}
         return data, fig, rows
 

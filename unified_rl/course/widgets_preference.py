@@ -60,7 +60,7 @@ def preference_explorer(margin=0.0, beta=0.5, tau=1.0, simpo_beta=2.0, gamma=1.0
                 "simpo_beta": _slider("β (SimPO)", simpo_beta, 0.5, 10.0, 0.5),
                 "gamma": _slider("γ (SimPO)", gamma, 0.0, 5.0, 0.1),
                 "lam": _slider("λ (ORPO)", lam, 0.0, 2.0, 0.05),
-                "logp_rejected": _slider("mean log π(o⁻) (ORPO)", logp_rejected, -3.0, -0.05, 0.05),
+                "logp_rejected": _slider(t("w.pref.logp_rejected"), logp_rejected, -3.0, -0.05, 0.05),
                 "kto_beta": _slider("β (KTO)", kto_beta, 0.05, 2.0, 0.05),
                 "lam_d": _slider("λ_D (KTO)", lam_d, 0.5, 6.0, 0.5),
                 "lam_u": _slider("λ_U (KTO)", lam_u, 0.5, 6.0, 0.5)}

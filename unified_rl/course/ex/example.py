@@ -61,10 +61,11 @@ def _random_rewards(gen):
 q2 = FunctionExercise(
     advantages.group_relative,
     cases={
-        "two groups of two": {"rewards": torch.tensor([1.0, 0.0, 0.0, 1.0]), "group_size": 2},
-        "one group, all correct (no signal)": {"rewards": torch.ones(4), "group_size": 4},
-        "all equal and eps=0": {"rewards": torch.zeros(3), "group_size": 3, "eps": 0.0},
-        "real-valued rewards": {"rewards": torch.tensor([0.5, 2.0, -1.0, 0.0, 3.0, 3.0]), "group_size": 3},
+        Msg("example.q2.case.two_groups_of_two"): {"rewards": torch.tensor([1.0, 0.0, 0.0, 1.0]), "group_size": 2},
+        Msg("example.q2.case.one_group_all_correct_no_signal"): {"rewards": torch.ones(4), "group_size": 4},
+        Msg("example.q2.case.all_equal_and_eps_0"): {"rewards": torch.zeros(3), "group_size": 3, "eps": 0.0},
+        Msg("example.q2.case.real_valued_rewards"): {"rewards": torch.tensor([0.5, 2.0, -1.0, 0.0, 3.0, 3.0]),
+                                                     "group_size": 3},
     },
     random_inputs=_random_rewards,
     var="my_group_relative", title=Msg("example.q2.title"),
@@ -93,7 +94,8 @@ q4 = ValueExercise(_one_correct_of_four, atol=0.05, var="predicted_gc",
 
 # q5 (choice): which component makes online RFT differ from RFT.
 q5 = ChoiceExercise(
-    {"data source": "where (q, o) come from", "reward": "how o is scored", "coefficient": "GC"},
+    {"data source": Msg("example.q5.option.data_source"), "reward": Msg("example.q5.option.reward"),
+     "coefficient": Msg("example.q5.option.coefficient")},
     "data source", var="online_rft_differs_in", title=Msg("example.q5.title"),
     why={"coefficient": Msg("example.q5.why.coefficient"),
          "reward": Msg("example.q5.why.reward")},

@@ -11,8 +11,8 @@ from unified_rl.course.i18n import Msg
 
 # q1 (choice): which of the three components separates GRPO from online RFT.
 q1 = ChoiceExercise(
-    {"data source": "where (q, o) come from", "reward function": "how o is scored",
-     "gradient coefficient": "how hard each token's log-prob is pushed"},
+    {"data source": Msg("nb00.q1.option.data_source"), "reward function": Msg("nb00.q1.option.reward_function"),
+     "gradient coefficient": Msg("nb00.q1.option.gradient_coefficient")},
     "gradient coefficient", var="grpo_differs_in", title=Msg("nb00.q1.title"),
     hint=Msg("nb00.q1.hint"),
     why={"data source": Msg("nb00.q1.why.data_source"),
@@ -82,15 +82,15 @@ def _random_batch(gen):
 q3 = FunctionExercise(
     paradigm.surrogate_loss,
     cases={
-        "two responses of equal length": {"logp": torch.tensor([[-1.0, -2.0], [-0.5, -0.5]]),
-                                          "coef": torch.tensor([[1.0, 1.0], [0.0, 0.0]]),
-                                          "mask": torch.ones(2, 2)},
-        "lengths 1 and 3": {"logp": torch.tensor([[-1.0, 0.0, 0.0], [-1.0, -2.0, -3.0]]),
-                            "coef": torch.tensor([[2.0, 0.0, 0.0], [1.0, 1.0, 1.0]]),
-                            "mask": torch.tensor([[1.0, 0.0, 0.0], [1.0, 1.0, 1.0]])},
-        "a prompt token off the mask": {"logp": torch.tensor([[-5.0, -1.0, -1.0]]),
-                                         "coef": torch.tensor([[1.0, 1.0, 1.0]]),
-                                         "mask": torch.tensor([[0.0, 1.0, 1.0]])},
+        Msg("nb00.q3.case.two_responses_of_equal_length"): {"logp": torch.tensor([[-1.0, -2.0], [-0.5, -0.5]]),
+                                                            "coef": torch.tensor([[1.0, 1.0], [0.0, 0.0]]),
+                                                            "mask": torch.ones(2, 2)},
+        Msg("nb00.q3.case.lengths_1_and_3"): {"logp": torch.tensor([[-1.0, 0.0, 0.0], [-1.0, -2.0, -3.0]]),
+                                              "coef": torch.tensor([[2.0, 0.0, 0.0], [1.0, 1.0, 1.0]]),
+                                              "mask": torch.tensor([[1.0, 0.0, 0.0], [1.0, 1.0, 1.0]])},
+        Msg("nb00.q3.case.a_prompt_token_off_the_mask"): {"logp": torch.tensor([[-5.0, -1.0, -1.0]]),
+                                                          "coef": torch.tensor([[1.0, 1.0, 1.0]]),
+                                                          "mask": torch.tensor([[0.0, 1.0, 1.0]])},
     },
     random_inputs=_random_batch, atol=1e-9,
     var="my_surrogate_loss", title=Msg("nb00.q3.title"),

@@ -67,10 +67,10 @@ def _random_batch(gen):
 
 q2 = FunctionExercise(
     objectives.sft,
-    cases={"lengths 1 and 3": {"logp": torch.tensor([[-2.0, -9.0, -9.0], [-1.0, -2.0, -3.0]]),
-                               "mask": torch.tensor([[1.0, 0.0, 0.0], [1.0, 1.0, 1.0]])},
-           "a prompt token off the mask": {"logp": torch.tensor([[-5.0, -1.0, -0.5]]),
-                                           "mask": torch.tensor([[0.0, 1.0, 1.0]])}},
+    cases={Msg("nb01.q2.case.lengths_1_and_3"): {"logp": torch.tensor([[-2.0, -9.0, -9.0], [-1.0, -2.0, -3.0]]),
+                                                 "mask": torch.tensor([[1.0, 0.0, 0.0], [1.0, 1.0, 1.0]])},
+           Msg("nb01.q2.case.a_prompt_token_off_the_mask"): {"logp": torch.tensor([[-5.0, -1.0, -0.5]]),
+                                                             "mask": torch.tensor([[0.0, 1.0, 1.0]])}},
     random_inputs=_random_batch, atol=1e-9,
     var="my_sft_objective", title=Msg("nb01.q2.title"),
     hint=[Msg("nb01.q2.hint1"),

@@ -76,10 +76,10 @@ def _random_batch(gen):
 
 q2 = FunctionExercise(
     coefficients.rft,
-    cases={"one right, one wrong": {"correct": torch.tensor([1.0, 0.0]), "mask": torch.ones(2, 3)},
-           "prompt tokens off the mask": {"correct": torch.tensor([1.0, 1.0]),
-                                          "mask": torch.tensor([[0.0, 1.0, 1.0], [0.0, 0.0, 1.0]])},
-           "all wrong": {"correct": torch.zeros(3), "mask": torch.ones(3, 2)}},
+    cases={Msg("nb02.q2.case.one_right_one_wrong"): {"correct": torch.tensor([1.0, 0.0]), "mask": torch.ones(2, 3)},
+           Msg("nb02.q2.case.prompt_tokens_off_the_mask"): {"correct": torch.tensor([1.0, 1.0]),
+                                                            "mask": torch.tensor([[0.0, 1.0, 1.0], [0.0, 0.0, 1.0]])},
+           Msg("nb02.q2.case.all_wrong"): {"correct": torch.zeros(3), "mask": torch.ones(3, 2)}},
     random_inputs=_random_batch, detached=True,
     loss=surrogate_without_detach((None, None, "mask")),  # the gradient eq 5 gives a policy's log-probs
     var="my_rft_coefficient", title=Msg("nb02.q2.title"),
@@ -95,9 +95,9 @@ q3 = SignExercise(0, var="wrong_sample_sign", title=Msg("nb02.q3.title"),
 
 # q4 (prediction): what happens to the share of surviving samples while RFT trains.
 q4 = ChoiceExercise(
-    {"rises": "more and more of each batch survives the filter",
-     "stays at the SFT model's level": "it fluctuates around the same value",
-     "falls": "fewer and fewer samples survive"},
+    {"rises": Msg("nb02.q4.option.rises"),
+     "stays at the SFT model's level": Msg("nb02.q4.option.stays_at_the_SFT_model_s_level"),
+     "falls": Msg("nb02.q4.option.falls")},
     "stays at the SFT model's level", var="rft_survival_over_training",
     title=Msg("nb02.q4.title"),
     hint=Msg("nb02.q4.hint"),

@@ -74,11 +74,13 @@ def _random_batch(gen):
 
 q2 = FunctionExercise(
     objectives.online_rft,
-    cases={"one right, one wrong": {"logp": torch.tensor([[-1.0, -2.0], [-0.5, -4.0]]),
-                                    "correct": torch.tensor([1.0, 0.0]), "mask": torch.ones(2, 2)},
-           "three samples, one right": {"logp": torch.tensor([[-1.0, -1.0, -1.0], [-2.0, -2.0, 0.0], [-3.0, 0.0, 0.0]]),
-                                        "correct": torch.tensor([0.0, 1.0, 0.0]),
-                                        "mask": torch.tensor([[1.0, 1.0, 1.0], [1.0, 1.0, 0.0], [1.0, 0.0, 0.0]])}},
+    cases={Msg("nb03.q2.case.one_right_one_wrong"): {
+               "logp": torch.tensor([[-1.0, -2.0], [-0.5, -4.0]]), "correct": torch.tensor([1.0, 0.0]),
+               "mask": torch.ones(2, 2)},
+           Msg("nb03.q2.case.three_samples_one_right"): {
+               "logp": torch.tensor([[-1.0, -1.0, -1.0], [-2.0, -2.0, 0.0], [-3.0, 0.0, 0.0]]),
+               "correct": torch.tensor([0.0, 1.0, 0.0]),
+               "mask": torch.tensor([[1.0, 1.0, 1.0], [1.0, 1.0, 0.0], [1.0, 0.0, 0.0]])}},
     random_inputs=_random_batch, atol=1e-9,
     var="my_online_rft_objective", title=Msg("nb03.q2.title"),
     hint=[Msg("nb03.q2.hint1"),
@@ -89,7 +91,7 @@ q2 = FunctionExercise(
 
 # q3 (prediction): where the survival rate can change during training.
 q3 = ChoiceExercise(
-    {"RFT": "samples of the frozen SFT model", "online RFT": "samples of the policy being trained",
+    {"RFT": Msg("nb03.q3.option.RFT"), "online RFT": Msg("nb03.q3.option.online_RFT"),
      "both": "", "neither": ""},
     "online RFT", var="survival_can_change_in",
     title=Msg("nb03.q3.title"),

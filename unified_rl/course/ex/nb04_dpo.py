@@ -115,10 +115,10 @@ def _case(T_c, T_r, beta, margin=0.0):
 q2 = FunctionExercise(
     coefficients.dpo,
     cases={
-        "equal log-ratios, beta = 0.1": _case(2, 2, 0.1),
-        "a pair already ranked right (margin 8)": _case(3, 2, 0.5, margin=8.0),
-        "a mis-ranked pair (margin -8)": _case(2, 4, 0.5, margin=-8.0),
-        "ragged lengths with padding": lambda gen: _pair(gen, B=4, T=7, beta=0.3),
+        Msg("nb04.q2.case.equal_log_ratios_beta_0_1"): _case(2, 2, 0.1),
+        Msg("nb04.q2.case.a_pair_already_ranked_right_margin_8"): _case(3, 2, 0.5, margin=8.0),
+        Msg("nb04.q2.case.a_mis_ranked_pair_margin_8"): _case(2, 4, 0.5, margin=-8.0),
+        Msg("nb04.q2.case.ragged_lengths_with_padding"): lambda gen: _pair(gen, B=4, T=7, beta=0.3),
     },
     random_inputs=lambda gen: _pair(gen, beta=float(torch.rand((), generator=gen)) * 2 + 0.05),
     detached=True, var="my_dpo_coef", title=Msg("nb04.q2.title"),
@@ -147,10 +147,10 @@ q3 = ValueExercise(
 
 # q4 (choice): why x+ can fall while training succeeds.
 q4 = ChoiceExercise(
-    {"margin": "J depends on a pair only through the margin x+ - x-",
-     "x_plus": "J rewards a larger x+ on its own",
-     "length": "|o+| and |o-| differ, so the normalisation pushes x+ down",
-     "beta": "a small beta lets x+ fall; a large beta would hold it up"},
+    {"margin": Msg("nb04.q4.option.margin"),
+     "x_plus": Msg("nb04.q4.option.x_plus"),
+     "length": Msg("nb04.q4.option.length"),
+     "beta": Msg("nb04.q4.option.beta")},
     "margin", var="what_dpo_constrains", title=Msg("nb04.q4.title"),
     hint=Msg("nb04.q4.hint"),
     why={"x_plus": Msg("nb04.q4.why.x_plus"),

@@ -105,12 +105,12 @@ def _gae_inputs(gen):
 q3 = FunctionExercise(
     advantages.gae,
     cases={
-        "one token, reward 1": {"rewards": torch.tensor([[1.0]]), "values": torch.tensor([[0.4]]),
-                                "mask": torch.ones(1, 1), "gamma": 1.0, "lam": 0.95},
-        "terminal reward only, gamma = lam = 1": {"rewards": torch.tensor([[0.0, 0.0, 1.0]]),
-                                                  "values": torch.tensor([[0.2, 0.5, 0.7]]),
-                                                  "mask": torch.ones(1, 3), "gamma": 1.0, "lam": 1.0},
-        "padding after a short response (values there are not 0)": {
+        Msg("nb05.q3.case.one_token_reward_1"): {"rewards": torch.tensor([[1.0]]), "values": torch.tensor([[0.4]]),
+                                                 "mask": torch.ones(1, 1), "gamma": 1.0, "lam": 0.95},
+        Msg("nb05.q3.case.terminal_reward_only_gamma_lam_1"): {"rewards": torch.tensor([[0.0, 0.0, 1.0]]),
+                                                               "values": torch.tensor([[0.2, 0.5, 0.7]]),
+                                                               "mask": torch.ones(1, 3), "gamma": 1.0, "lam": 1.0},
+        Msg("nb05.q3.case.padding_after_a_short_response_values_there_are_not_0"): {
             "rewards": torch.tensor([[0.0, 1.0, 0.0, 0.0], [0.0, 0.0, 0.0, -1.0]]),
             "values": torch.tensor([[0.3, 0.6, 0.9, 0.9], [0.1, 0.2, 0.3, 0.4]]),
             "mask": torch.tensor([[1.0, 1.0, 0.0, 0.0], [1.0, 1.0, 1.0, 1.0]]), "gamma": 0.99, "lam": 0.9},
@@ -224,8 +224,8 @@ def _one_token_each(ratios, signs):
 
 q5 = FunctionExercise(
     coefficients.ppo,
-    cases={"on-policy (ratio 1)": _on_policy,
-           "one token in each region of the table": _one_token_each([0.7, 1.1, 1.3, 0.7, 0.9, 1.3],
+    cases={Msg("nb05.q5.case.on_policy_ratio_1"): _on_policy,
+           Msg("nb05.q5.case.one_token_in_each_region_of_the_table"): _one_token_each([0.7, 1.1, 1.3, 0.7, 0.9, 1.3],
                                                                     [1.0, 1.0, 1.0, -1.0, -1.0, -1.0])},
     random_inputs=_ppo_inputs, detached=True, var="my_ppo_gc",
     title=Msg("nb05.q5.title"),

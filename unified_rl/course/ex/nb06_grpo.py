@@ -109,10 +109,10 @@ def _case(rewards, G, shift):
 
 q2 = FunctionExercise(
     coefficients.grpo,
-    cases={"one right answer in four": _case([1.0, 0.0, 0.0, 0.0], 4, 0.3),
-           "an all-right group (no signal from the reward)": _case([1.0, 1.0, 1.0, 1.0], 4, -0.2),
-           "two groups, one right answer in each": _case([1.0, 0.0, 0.0, 0.0, 1.0, 0.0], 3, 0.1),
-           "pi_theta = pi_ref (no KL push)": _case([0.0, 1.0, 1.0, 0.0, 1.0, 0.0], 3, 0.0)},
+    cases={Msg("nb06.q2.case.one_right_answer_in_four"): _case([1.0, 0.0, 0.0, 0.0], 4, 0.3),
+           Msg("nb06.q2.case.an_all_right_group_no_signal_from_the_reward"): _case([1.0, 1.0, 1.0, 1.0], 4, -0.2),
+           Msg("nb06.q2.case.two_groups_one_right_answer_in_each"): _case([1.0, 0.0, 0.0, 0.0, 1.0, 0.0], 3, 0.1),
+           Msg("nb06.q2.case.pi_theta_pi_ref_no_KL_push"): _case([0.0, 1.0, 1.0, 0.0, 1.0, 0.0], 3, 0.0)},
     random_inputs=lambda gen: _batch(gen, int(torch.randint(1, 4, (), generator=gen)),
                                      int(torch.randint(2, 6, (), generator=gen))),
     detached=True, var="my_grpo_gc", title=Msg("nb06.q2.title"),

@@ -66,10 +66,10 @@ def _random_answers(gen):
 
 q3 = FunctionExercise(
     _maj_at_1_reference,
-    cases={"one right of three": {"answers": ["3", "5", "5"], "correct": "3"},
-           "the majority is wrong": {"answers": ["5", "5", "3", "5"], "correct": "3"},
-           "unparsable answers never win": {"answers": [None, None, "3"], "correct": None},
-           "first answer wrong": {"answers": ["5", "3", "3", "3"], "correct": "3"}},
+    cases={Msg("nb07.q3.case.one_right_of_three"): {"answers": ["3", "5", "5"], "correct": "3"},
+           Msg("nb07.q3.case.the_majority_is_wrong"): {"answers": ["5", "5", "3", "5"], "correct": "3"},
+           Msg("nb07.q3.case.unparsable_answers_never_win"): {"answers": [None, None, "3"], "correct": None},
+           Msg("nb07.q3.case.first_answer_wrong"): {"answers": ["5", "3", "3", "3"], "correct": "3"}},
     random_inputs=_random_answers,
     var="my_maj_at_1", title=Msg("nb07.q3.title"),
     hint=[Msg("nb07.q3.hint1"),

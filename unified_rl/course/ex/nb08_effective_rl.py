@@ -80,10 +80,10 @@ def _eps_ignored(step_rewards, step_mask, group_size, eps=1e-6):  # the guard ha
 
 q2 = FunctionExercise(
     advantages.group_relative_process,
-    cases={"two answers, two steps each": {
+    cases={Msg("nb08.q2.case.two_answers_two_steps_each"): {
                "step_rewards": torch.tensor([[1.0, 0.0, 1.0], [0.0, 0.0, 0.0]]),
                "step_mask": torch.tensor([[1.0, 0.0, 1.0], [1.0, 0.0, 1.0]]), "group_size": 2},
-           "every step right: no signal": {
+           Msg("nb08.q2.case.every_step_right_no_signal"): {
                "step_rewards": torch.tensor([[1.0, 1.0], [1.0, 1.0]]),
                "step_mask": torch.ones(2, 2), "group_size": 2}},
     random_inputs=_random_steps,
@@ -102,9 +102,9 @@ q3 = ValueExercise(0.5, atol=1e-6, var="useless_flip_prob",
 
 # q4 (choice): which of the paper's reward-model directions the learned-reward experiment probes.
 q4 = ChoiceExercise(
-    {"generalization": "the reward model must score outputs unlike the ones it was trained on",
-     "uncertainty": "the reward model should say how sure it is",
-     "process rewards": "fine-grained, per-step training signals"},
+    {"generalization": Msg("nb08.q4.option.generalization"),
+     "uncertainty": Msg("nb08.q4.option.uncertainty"),
+     "process rewards": Msg("nb08.q4.option.process_rewards")},
     "generalization", var="rm_direction", title=Msg("nb08.q4.title"),
     why={"uncertainty": Msg("nb08.q4.why.uncertainty"),
          "process rewards": Msg("nb08.q4.why.process_rewards")},

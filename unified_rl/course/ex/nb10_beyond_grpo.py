@@ -91,9 +91,9 @@ def _dr_case(rewards, G, shift):
 
 q1 = FunctionExercise(
     coefficients.dr_grpo,
-    cases={"one right answer in four, pi = pi_ref": _dr_case([1.0, 0.0, 0.0, 0.0], 4, 0.0),
-           "an all-right group: only the KL term": _dr_case([1.0, 1.0, 1.0], 3, 0.3),
-           "rewards 0.2 and 0.9, two groups": _dr_case([0.2, 0.9, 0.9, 0.2], 2, -0.2)},
+    cases={Msg("nb10.q1.case.one_right_answer_in_four_pi_pi_ref"): _dr_case([1.0, 0.0, 0.0, 0.0], 4, 0.0),
+           Msg("nb10.q1.case.an_all_right_group_only_the_KL_term"): _dr_case([1.0, 1.0, 1.0], 3, 0.3),
+           Msg("nb10.q1.case.rewards_0_2_and_0_9_two_groups"): _dr_case([0.2, 0.9, 0.9, 0.2], 2, -0.2)},
     random_inputs=_dr_batch, detached=True, var="my_dr_grpo_gc",
     title=Msg("nb10.q1.title"),
     hint=[Msg("nb10.q1.hint1"),
@@ -165,9 +165,9 @@ def _cispo_batch(gen, n_groups=None, G=None, spread=0.4):
 
 q2 = FunctionExercise(
     coefficients.cispo,
-    cases={"on-policy (ratio 1)": lambda gen: _cispo_batch(gen, 2, 3, spread=0.0),
-           "ratios far above 1 + eps_high": lambda gen: _cispo_batch(gen, 1, 4, spread=1.5),
-           "two groups of two": lambda gen: _cispo_batch(gen, 2, 2)},
+    cases={Msg("nb10.q2.case.on_policy_ratio_1"): lambda gen: _cispo_batch(gen, 2, 3, spread=0.0),
+           Msg("nb10.q2.case.ratios_far_above_1_eps_high"): lambda gen: _cispo_batch(gen, 1, 4, spread=1.5),
+           Msg("nb10.q2.case.two_groups_of_two"): lambda gen: _cispo_batch(gen, 2, 2)},
     random_inputs=_cispo_batch, detached=True, var="my_cispo_gc", title=Msg("nb10.q2.title"),
     hint=[Msg("nb10.q2.hint1"),
           Msg("nb10.q2.hint2")],
@@ -193,9 +193,9 @@ q3 = ExpressionExercise(
 
 # q4 (prediction): which KL does GRPO's k3 penalty follow in expectation on samples of pi_theta?
 q4 = ChoiceExercise(
-    {"KL(pi || pi_ref)": "the reverse KL, the one the k3 value estimates",
-     "KL(pi_ref || pi)": "the forward KL",
-     "neither (zero in expectation)": "like k1 used as a loss"},
+    {"KL(pi || pi_ref)": Msg("nb10.q4.option.KL_pi_pi_ref"),
+     "KL(pi_ref || pi)": Msg("nb10.q4.option.KL_pi_ref_pi"),
+     "neither (zero in expectation)": Msg("nb10.q4.option.neither_zero_in_expectation")},
     "KL(pi_ref || pi)", var="k3_follows", title=Msg("nb10.q4.title"),
     hint=[Msg("nb10.q4.hint1"),
           Msg("nb10.q4.hint2")],

@@ -112,10 +112,10 @@ def _simpo_case(T_c, T_r, mean_c, mean_r, beta, gamma):
 
 q2 = FunctionExercise(
     coefficients.simpo,
-    cases={"equal mean log-probs, gamma = 0": _simpo_case(2, 2, -1.0, -1.0, 2.0, 0.0),
-           "chosen far more likely (margin past gamma)": _simpo_case(3, 4, -0.1, -2.0, 2.5, 1.0),
-           "different lengths, same mean": _simpo_case(1, 5, -0.5, -0.5, 2.0, 1.0),
-           "ragged batch": lambda gen: _simpo_inputs(gen, B=4, T=7)},
+    cases={Msg("nb11.q2.case.equal_mean_log_probs_gamma_0"): _simpo_case(2, 2, -1.0, -1.0, 2.0, 0.0),
+           Msg("nb11.q2.case.chosen_far_more_likely_margin_past_gamma"): _simpo_case(3, 4, -0.1, -2.0, 2.5, 1.0),
+           Msg("nb11.q2.case.different_lengths_same_mean"): _simpo_case(1, 5, -0.5, -0.5, 2.0, 1.0),
+           Msg("nb11.q2.case.ragged_batch"): lambda gen: _simpo_inputs(gen, B=4, T=7)},
     random_inputs=_simpo_inputs, detached=True, var="my_simpo_coef",
     title=Msg("nb11.q2.title"),
     hint=[Msg("nb11.q2.hint1"),
@@ -193,11 +193,11 @@ def _kto_inputs(gen, B=None, T=None):
 
 q3 = FunctionExercise(
     coefficients.kto,
-    cases={"one desirable, one undesirable, at z0": {
+    cases={Msg("nb11.q3.case.one_desirable_one_undesirable_at_z0"): {
                "logp": torch.tensor([[-1.0, -1.0], [-2.0, 0.0]]), "logp_ref": torch.tensor([[-1.5, -1.5], [-2.5, 0.0]]),
                "mask": torch.tensor([[1.0, 1.0], [1.0, 0.0]]), "desirable": torch.tensor([1.0, 0.0]),
                "z0": 0.5, "beta": 1.0, "lam_d": 2.0, "lam_u": 1.0},
-           "ragged batch": lambda gen: _kto_inputs(gen, B=5, T=7)},
+           Msg("nb11.q3.case.ragged_batch"): lambda gen: _kto_inputs(gen, B=5, T=7)},
     random_inputs=_kto_inputs, detached=True, var="my_kto_coef", title=Msg("nb11.q3.title"),
     hint=[Msg("nb11.q3.hint1"),
           Msg("nb11.q3.hint2")],
@@ -225,10 +225,10 @@ q4 = ValueExercise(
 
 # q5 (choice): what held the chosen log-prob up in the training run.
 q5 = ChoiceExercise(
-    {"sft_term": "its GC on chosen tokens is 1 + (odds-ratio term): SFT's push, whatever the margin",
-     "no_reference": "it has no reference model, so nothing pulls the chosen answer back",
-     "odds_ratio": "the odds ratio pushes the rejected answer down more gently than a log-ratio",
-     "small_lambda": "lambda = 0.1 makes every push small"},
+    {"sft_term": Msg("nb11.q5.option.sft_term"),
+     "no_reference": Msg("nb11.q5.option.no_reference"),
+     "odds_ratio": Msg("nb11.q5.option.odds_ratio"),
+     "small_lambda": Msg("nb11.q5.option.small_lambda")},
     "sft_term", var="what_holds_x_plus", title=Msg("nb11.q5.title"),
     hint=Msg("nb11.q5.hint"),
     why={"no_reference": Msg("nb11.q5.why.no_reference"),

@@ -74,9 +74,9 @@ def _micro_case(B, start, stop):
 
 q1 = FunctionExercise(
     _micro_solution,
-    cases={"the first 3 of 5 rows (uneven micro-batches)": _micro_case(5, 0, 3),
-           "the last 2 of 5 rows": _micro_case(5, 3, 5),
-           "half of 4 rows": _micro_case(4, 2, 4)},
+    cases={Msg("nb12.q1.case.the_first_3_of_5_rows_uneven_micro_batches"): _micro_case(5, 0, 3),
+           Msg("nb12.q1.case.the_last_2_of_5_rows"): _micro_case(5, 3, 5),
+           Msg("nb12.q1.case.half_of_4_rows"): _micro_case(4, 2, 4)},
     random_inputs=_micro_batch, grad=("logp",), var="my_micro_loss",
     title=Msg("nb12.q1.title"),
     hint=[Msg("nb12.q1.hint1"), Msg("nb12.q1.hint2")],
@@ -129,7 +129,7 @@ def _weighted_sum(result, inputs):
 
 q2 = FunctionExercise(
     _lora_solution,
-    cases={"r = 2, alpha = 16 (B = 0 at initialisation: only W)":
+    cases={Msg("nb12.q2.case.r_2_alpha_16_B_0_at_initialisation_only_W"):
            lambda gen: {**_lora_inputs(gen), "lora_B": torch.zeros(4, 2, dtype=torch.float64).requires_grad_(True),
                         "weight": torch.randn(4, 5, generator=gen, dtype=torch.float64),
                         "x": torch.randn(1, 2, 5, generator=gen, dtype=torch.float64).requires_grad_(True),
@@ -183,7 +183,7 @@ def _logp_inputs(gen):
 
 q3 = FunctionExercise(
     _logp_solution,
-    cases={"one row, the last two tokens the response":
+    cases={Msg("nb12.q3.case.one_row_the_last_two_tokens_the_response"):
            lambda gen: {"logits": torch.randn(1, 4, 5, generator=gen, dtype=torch.float64).requires_grad_(True),
                         "input_ids": torch.tensor([[1, 2, 3, 4]]),
                         "mask": torch.tensor([[0.0, 1.0, 1.0]], dtype=torch.float64)}},

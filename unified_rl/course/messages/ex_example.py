@@ -43,4 +43,25 @@ MESSAGES = {
     'example.q5.why.reward': (
         'both use the same rule that checks the answer',
         '两者都用同一条检查答案的规则'),
+    'example.q5.option.data_source': (
+        'where (q, o) come from',
+        '(q, o) 从哪里来'),
+    'example.q5.option.reward': (
+        'how o is scored',
+        'o 如何打分'),
+    'example.q5.option.coefficient': (
+        'GC',
+        '梯度系数（GC）'),
+    'example.q2.case.two_groups_of_two': (
+        'two groups of two',
+        '两组，每组两个'),
+    'example.q2.case.one_group_all_correct_no_signal': (
+        'one group, all correct (no signal)',
+        '一组，全部正确（没有信号）'),
+    'example.q2.case.all_equal_and_eps_0': (
+        'all equal and eps=0',
+        '全部相等且 eps=0'),
+    'example.q2.case.real_valued_rewards': (
+        'real-valued rewards',
+        '实数值奖励'),
 }

@@ -34,4 +34,22 @@ MESSAGES = {
     'nb00.q3.hint2': (
         'Detach the coefficient (`coef.detach()`): GC is a weight, not something to differentiate. The checker backpropagates your loss and looks at the gradient that reaches `coef`.',
         '把系数 detach（`coef.detach()`）：GC 是权重，不是求导的对象。检查器会对你的损失做反向传播，并查看流到 `coef` 的梯度。'),
+    'nb00.q1.option.data_source': (
+        'where (q, o) come from',
+        '(q, o) 从哪里来'),
+    'nb00.q1.option.reward_function': (
+        'how o is scored',
+        'o 如何打分'),
+    'nb00.q1.option.gradient_coefficient': (
+        "how hard each token's log-prob is pushed",
+        '每个 token 的对数概率被推动的力度'),
+    'nb00.q3.case.two_responses_of_equal_length': (
+        'two responses of equal length',
+        '两个等长的回答'),
+    'nb00.q3.case.lengths_1_and_3': (
+        'lengths 1 and 3',
+        '长度 1 和 3'),
+    'nb00.q3.case.a_prompt_token_off_the_mask': (
+        'a prompt token off the mask',
+        '一个在掩码之外的提示 token'),
 }

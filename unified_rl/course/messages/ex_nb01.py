@@ -34,4 +34,10 @@ MESSAGES = {
     'nb01.q3.solution': (
         '```python\nshort_over_long = 13 / 8   # |o| = 12 + 1 for the long response, 7 + 1 for the short one\n```',
         '```python\nshort_over_long = 13 / 8   # |o| = 12 + 1 for the long response, 7 + 1 for the short one\n```'),
+    'nb01.q2.case.lengths_1_and_3': (
+        'lengths 1 and 3',
+        '长度 1 和 3'),
+    'nb01.q2.case.a_prompt_token_off_the_mask': (
+        'a prompt token off the mask',
+        '一个在掩码之外的提示 token'),
 }

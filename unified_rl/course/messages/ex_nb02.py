@@ -40,4 +40,22 @@ MESSAGES = {
     'nb02.q4.why.falls': (
         'the sampler never changes, so neither does its accuracy',
         '采样器从不改变，所以它的准确率也不变'),
+    'nb02.q4.option.rises': (
+        'more and more of each batch survives the filter',
+        '每个批次中通过过滤器的样本越来越多'),
+    'nb02.q4.option.stays_at_the_SFT_model_s_level': (
+        'it fluctuates around the same value',
+        '它在同一个值附近波动'),
+    'nb02.q4.option.falls': (
+        'fewer and fewer samples survive',
+        '通过的样本越来越少'),
+    'nb02.q2.case.one_right_one_wrong': (
+        'one right, one wrong',
+        '一个正确，一个错误'),
+    'nb02.q2.case.prompt_tokens_off_the_mask': (
+        'prompt tokens off the mask',
+        '掩码之外的提示 token'),
+    'nb02.q2.case.all_wrong': (
+        'all wrong',
+        '全部错误'),
 }

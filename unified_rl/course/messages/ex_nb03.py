@@ -37,4 +37,16 @@ MESSAGES = {
     'nb03.q3.why.neither': (
         'online RFT samples the policy, whose accuracy changes as it trains',
         '在线 RFT 从策略采样，而策略的准确率随训练而变化'),
+    'nb03.q3.option.RFT': (
+        'samples of the frozen SFT model',
+        '冻结的 SFT 模型的样本'),
+    'nb03.q3.option.online_RFT': (
+        'samples of the policy being trained',
+        '正在训练的策略的样本'),
+    'nb03.q2.case.one_right_one_wrong': (
+        'one right, one wrong',
+        '一个正确，一个错误'),
+    'nb03.q2.case.three_samples_one_right': (
+        'three samples, one right',
+        '三个样本，一个正确'),
 }

@@ -46,4 +46,28 @@ MESSAGES = {
     'nb04.q4.why.beta': (
         'beta scales the margin; J still depends on x+ and x- only through x+ - x-',
         'beta 缩放间隔；J 仍只通过 x+ - x- 依赖于 x+ 和 x-'),
+    'nb04.q4.option.margin': (
+        'J depends on a pair only through the margin x+ - x-',
+        'J 只通过间隔 x+ - x- 依赖于一对回答'),
+    'nb04.q4.option.x_plus': (
+        'J rewards a larger x+ on its own',
+        'J 单独奖励更大的 x+'),
+    'nb04.q4.option.length': (
+        '|o+| and |o-| differ, so the normalisation pushes x+ down',
+        '|o+| 和 |o-| 不同，所以归一化把 x+ 往下推'),
+    'nb04.q4.option.beta': (
+        'a small beta lets x+ fall; a large beta would hold it up',
+        '小的 beta 让 x+ 下降；大的 beta 会把它撑住'),
+    'nb04.q2.case.equal_log_ratios_beta_0_1': (
+        'equal log-ratios, beta = 0.1',
+        '对数比率相等，beta = 0.1'),
+    'nb04.q2.case.a_pair_already_ranked_right_margin_8': (
+        'a pair already ranked right (margin 8)',
+        '一对已经排对了的回答（间隔 8）'),
+    'nb04.q2.case.a_mis_ranked_pair_margin_8': (
+        'a mis-ranked pair (margin -8)',
+        '一对排错了的回答（间隔 -8）'),
+    'nb04.q2.case.ragged_lengths_with_padding': (
+        'ragged lengths with padding',
+        '长度参差不齐，带填充'),
 }

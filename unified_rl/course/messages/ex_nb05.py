@@ -52,4 +52,19 @@ MESSAGES = {
     'nb05.q5.hint2': (
         "That is `(adv > 0) & (ratio > 1 + clip_eps)` or `(adv < 0) & (ratio < 1 - clip_eps)`. Multiply by the mask and return it detached: the checker backpropagates eq 5's surrogate through your coefficient.",
         '即 `(adv > 0) & (ratio > 1 + clip_eps)` 或 `(adv < 0) & (ratio < 1 - clip_eps)`。乘以 mask 并返回 detach 之后的结果：检查器会把 eq 5 的替代损失经你的系数反向传播。'),
+    'nb05.q3.case.one_token_reward_1': (
+        'one token, reward 1',
+        '一个 token，奖励 1'),
+    'nb05.q3.case.terminal_reward_only_gamma_lam_1': (
+        'terminal reward only, gamma = lam = 1',
+        '只有终点奖励，gamma = lam = 1'),
+    'nb05.q3.case.padding_after_a_short_response_values_there_are_not_0': (
+        'padding after a short response (values there are not 0)',
+        '短回答之后的填充（那里的价值不是 0）'),
+    'nb05.q5.case.on_policy_ratio_1': (
+        'on-policy (ratio 1)',
+        '同策略（比率为 1）'),
+    'nb05.q5.case.one_token_in_each_region_of_the_table': (
+        'one token in each region of the table',
+        '表格的每个区域各一个 token'),
 }

@@ -49,4 +49,16 @@ MESSAGES = {
     'nb06.q5.hint2': (
         'What is left is `E[(r_i - r_i / G) grad log pi(o_i)]`.',
         '剩下的是 `E[(r_i - r_i / G) grad log pi(o_i)]`。'),
+    'nb06.q2.case.one_right_answer_in_four': (
+        'one right answer in four',
+        '四个中一个正确答案'),
+    'nb06.q2.case.an_all_right_group_no_signal_from_the_reward': (
+        'an all-right group (no signal from the reward)',
+        '一个全部正确的组（奖励没有信号）'),
+    'nb06.q2.case.two_groups_one_right_answer_in_each': (
+        'two groups, one right answer in each',
+        '两组，每组一个正确答案'),
+    'nb06.q2.case.pi_theta_pi_ref_no_KL_push': (
+        'pi_theta = pi_ref (no KL push)',
+        'pi_theta = pi_ref（没有 KL 推动）'),
 }

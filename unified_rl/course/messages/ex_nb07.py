@@ -55,4 +55,16 @@ MESSAGES = {
     'nb07.q5.solution': (
         '```python\npass_64_at_p01 = 1 - 0.9 ** 64   # 0.9988: almost always solved\n```',
         '```python\npass_64_at_p01 = 1 - 0.9 ** 64   # 0.9988: almost always solved\n```'),
+    'nb07.q3.case.one_right_of_three': (
+        'one right of three',
+        '三个中一个正确'),
+    'nb07.q3.case.the_majority_is_wrong': (
+        'the majority is wrong',
+        '多数是错的'),
+    'nb07.q3.case.unparsable_answers_never_win': (
+        'unparsable answers never win',
+        '无法解析的答案永远不会胜出'),
+    'nb07.q3.case.first_answer_wrong': (
+        'first answer wrong',
+        '第一个答案错误'),
 }

@@ -40,4 +40,19 @@ MESSAGES = {
     'nb08.q4.hint': (
         'The reward model is trained on samples of the SFT model, then scores samples of a policy that moves away from it.',
         '奖励模型（reward model）在 SFT 模型的样本上训练，然后给一个逐渐偏离它的策略的样本打分。'),
+    'nb08.q4.option.generalization': (
+        'the reward model must score outputs unlike the ones it was trained on',
+        '奖励模型必须为不同于其训练数据的输出打分'),
+    'nb08.q4.option.uncertainty': (
+        'the reward model should say how sure it is',
+        '奖励模型应当说出它有多确定'),
+    'nb08.q4.option.process_rewards': (
+        'fine-grained, per-step training signals',
+        '细粒度的、逐步的训练信号'),
+    'nb08.q2.case.two_answers_two_steps_each': (
+        'two answers, two steps each',
+        '两个答案，每个两步'),
+    'nb08.q2.case.every_step_right_no_signal': (
+        'every step right: no signal',
+        '每一步都正确：没有信号'),
 }

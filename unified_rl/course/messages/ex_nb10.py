@@ -55,4 +55,31 @@ MESSAGES = {
     'nb10.q5.hint2': (
         'For the right answer the others are (0, 0, 0): baseline 0.',
         '对正确的答案，其余答案是 (0, 0, 0)：基线为 0。'),
+    'nb10.q4.option.KL_pi_pi_ref': (
+        'the reverse KL, the one the k3 value estimates',
+        '反向 KL，即 k3 的值所估计的那个'),
+    'nb10.q4.option.KL_pi_ref_pi': (
+        'the forward KL',
+        '正向 KL'),
+    'nb10.q4.option.neither_zero_in_expectation': (
+        'like k1 used as a loss',
+        '就像把 k1 用作损失时那样'),
+    'nb10.q1.case.one_right_answer_in_four_pi_pi_ref': (
+        'one right answer in four, pi = pi_ref',
+        '四个中一个正确答案，pi = pi_ref'),
+    'nb10.q1.case.an_all_right_group_only_the_KL_term': (
+        'an all-right group: only the KL term',
+        '一个全部正确的组：只有 KL 项'),
+    'nb10.q1.case.rewards_0_2_and_0_9_two_groups': (
+        'rewards 0.2 and 0.9, two groups',
+        '奖励 0.2 和 0.9，两组'),
+    'nb10.q2.case.on_policy_ratio_1': (
+        'on-policy (ratio 1)',
+        '同策略（比率为 1）'),
+    'nb10.q2.case.ratios_far_above_1_eps_high': (
+        'ratios far above 1 + eps_high',
+        '比率远高于 1 + eps_high'),
+    'nb10.q2.case.two_groups_of_two': (
+        'two groups of two',
+        '两组，每组两个'),
 }

@@ -51,8 +51,38 @@ MESSAGES = {
         'SimPO 同样没有参考模型，而它被选中回答的对数概率表现得和 DPO 一样'),
     'nb11.q5.why.odds_ratio': (
         'with lambda = 0 there is no odds-ratio term at all, and the chosen log-prob rises as much',
-        'lambda = 0 时根本没有优势比（odds-ratio）项，而被选中回答的对数概率上升得一样多'),
+        'lambda = 0 时根本没有几率比（odds-ratio）项，而被选中回答的对数概率上升得一样多'),
     'nb11.q5.why.small_lambda': (
         'a small push would move the chosen log-prob little, not raise it the most',
         '小的推动只会让被选中回答的对数概率稍微移动，而不会让它上升得最多'),
+    'nb11.q5.option.sft_term': (
+        "its GC on chosen tokens is 1 + (odds-ratio term): SFT's push, whatever the margin",
+        '它在被选中 token 上的 GC 是 1 +（几率比项）：无论间隔多大，都有 SFT 的推动'),
+    'nb11.q5.option.no_reference': (
+        'it has no reference model, so nothing pulls the chosen answer back',
+        '它没有参考模型，所以没有什么把被选中的回答拉回来'),
+    'nb11.q5.option.odds_ratio': (
+        'the odds ratio pushes the rejected answer down more gently than a log-ratio',
+        '几率比把被拒绝的回答往下推得比对数比率更温和'),
+    'nb11.q5.option.small_lambda': (
+        'lambda = 0.1 makes every push small',
+        'lambda = 0.1 让每次推动都很小'),
+    'nb11.q2.case.equal_mean_log_probs_gamma_0': (
+        'equal mean log-probs, gamma = 0',
+        '平均对数概率相等，gamma = 0'),
+    'nb11.q2.case.chosen_far_more_likely_margin_past_gamma': (
+        'chosen far more likely (margin past gamma)',
+        '被选中的回答可能性大得多（间隔超过 gamma）'),
+    'nb11.q2.case.different_lengths_same_mean': (
+        'different lengths, same mean',
+        '长度不同，均值相同'),
+    'nb11.q2.case.ragged_batch': (
+        'ragged batch',
+        '参差不齐的批次'),
+    'nb11.q3.case.one_desirable_one_undesirable_at_z0': (
+        'one desirable, one undesirable, at z0',
+        '一个可取的，一个不可取的，在 z0 处'),
+    'nb11.q3.case.ragged_batch': (
+        'ragged batch',
+        '参差不齐的批次'),
 }

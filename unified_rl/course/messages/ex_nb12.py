@@ -59,4 +59,19 @@ MESSAGES = {
         "```python\ndef my_token_logp(logits, input_ids, mask):\n"
         "    lp = logits[:, :-1].log_softmax(-1)          # (B, T, V): position t predicts token t + 1\n"
         "    return lp.gather(-1, input_ids[:, 1:, None])[..., 0] * mask   # (B, T)\n```"),
+    'nb12.q1.case.the_first_3_of_5_rows_uneven_micro_batches': (
+        'the first 3 of 5 rows (uneven micro-batches)',
+        '5 行中的前 3 行（不均匀的微批次）'),
+    'nb12.q1.case.the_last_2_of_5_rows': (
+        'the last 2 of 5 rows',
+        '5 行中的最后 2 行'),
+    'nb12.q1.case.half_of_4_rows': (
+        'half of 4 rows',
+        '4 行中的一半'),
+    'nb12.q2.case.r_2_alpha_16_B_0_at_initialisation_only_W': (
+        'r = 2, alpha = 16 (B = 0 at initialisation: only W)',
+        'r = 2，alpha = 16（初始化时 B = 0：只有 W）'),
+    'nb12.q3.case.one_row_the_last_two_tokens_the_response': (
+        'one row, the last two tokens the response',
+        '一行，最后两个 token 是回答'),
 }

@@ -54,6 +54,8 @@ MESSAGES.update({
         'SFT：长度归一化背后的系数'),
     'nb.basics.note': ('GC<sub>i</sub> = B·|o<sub>i</sub>|<sup>α</sup> / Σ<sub>j</sub> |o<sub>j</sub>|<sup>α</sup>. α = 0 is eq 7 (GC = 1: every response the same total weight); α = 1 is one token mean over the batch (every token the same weight). Move α and the lengths.',
         'GC<sub>i</sub> = B·|o<sub>i</sub>|<sup>α</sup> / Σ<sub>j</sub> |o<sub>j</sub>|<sup>α</sup>。α = 0 就是 eq 7（GC = 1：每个回答的总权重相同）；α = 1 是在整个批次上做一次 token 平均（每个 token 的权重相同）。移动 α 和各个长度试试。'),
+    'nb.basics.ref_eq7': ('eq 7 (α = 0)', 'eq 7（α = 0）'),
+    'nb.basics.ref_token_mean': ('token mean (α = 1)', 'token 均值（α = 1）'),
     'nb.basics.prompt': ('prompt',
         '提示词'),
     'nb.basics.reference': ('reference',

@@ -4,6 +4,13 @@ MESSAGES = {}
 
 # widgets_policy_gradient.py
 MESSAGES.update({
+    "w.pg.curve.grpo_clip": ("GRPO / PPO clip", "GRPO / PPO 裁剪"),
+    "w.pg.curve.dapo_clip_higher": ("DAPO clip-higher", "DAPO 放宽上界的裁剪（clip-higher）"),
+    "w.pg.curve.cispo_weight": ("CISPO weight", "CISPO 权重"),
+    "w.pg.curve.gspo": ("GSPO: o₁'s 1st token at r (ε 3e-4/4e-4)", "GSPO：o₁ 的第 1 个 token 取 r（ε 3e-4/4e-4）"),
+    "w.pg.curve.grpo_length": ("GRPO: A-hat, 1/|o|", "GRPO：A-hat，1/|o|"),
+    "w.pg.curve.token_mean": ("token-mean (DAPO)", "token 均值（DAPO）"),
+    "w.pg.curve.constant_l": ("constant L = {L} (Dr. GRPO)", "常数 L = {L}（Dr. GRPO）"),
     'w.pg.ratio_r': ('ratio r',
         '比率 r'),
     'w.pg.len': ('|o₁| (tokens)',
@@ -64,6 +71,7 @@ MESSAGES.update({
         '被拒绝 / 不期望回答上的 GC'),
     'w.pref.kto_row': ('KTO (at x − z₀ = margin)',
         'KTO（在 x − z₀ = 间隔 处）'),
+    'w.pref.logp_rejected': ('mean log π(o⁻) (ORPO)', '平均 log π(o⁻)（ORPO）'),
     'w.pref.title': ('The preference family: GC against the margin',
         '偏好优化家族：GC 随间隔的变化'),
     'w.pref.note': ("DPO's push fades as the margin grows; IPO's shrinks linearly and reverses past its target; ORPO adds SFT's 1; KTO pushes hardest at its reference point z₀.",
