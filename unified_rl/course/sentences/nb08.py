@@ -2,7 +2,7 @@
 
 SENTENCES = {
     "preset {name}; experiments: {experiments}": "预设 {name}；实验：{experiments}",
-    "human selection": "人工挑选",
+    "human selection": "人工筛选",
     "{name:13s} data source {source:20s} reward {reward:12s} GC {gc}":
         "{name:13s} 数据来源 {source:20s} 奖励 {reward:12s} GC {gc}",
     "{model:17s} greedy: two-digit {two:.3f}, three-digit {three:.3f}":
