@@ -11,14 +11,23 @@ These tests read the English notebooks' code (ast, no execution) and fail when
 
 import ast
 import glob
+import importlib
 import json
 import os
+import pkgutil
 import re
+import string
 
 import pytest
 
+from unified_rl.course import sentences
 from unified_rl.course.i18n import fields, set_language, tr
 from unified_rl.course.sentences import SENTENCES
+
+NOTEBOOK_SENTENCES = {}  # the notebooks' modules (nbNN.py); the folder may hold the package's too
+for _info in pkgutil.iter_modules(sentences.__path__):
+    if _info.name.startswith("nb"):
+        NOTEBOOK_SENTENCES.update(importlib.import_module(f"{sentences.__name__}.{_info.name}").SENTENCES)
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 NOTEBOOKS = sorted(glob.glob(os.path.join(REPO, "course", "[0-9]*.ipynb")))
@@ -76,6 +85,12 @@ def scan(source):
     return calls, bypass
 
 
+def specs(template):
+    """Each {field}'s (name, conversion, format spec), sorted: a translation may reorder its fields, never
+    change how one is shown ({x:.3f} must not become {x})."""
+    return sorted((f, c or "", spec or "") for _, f, spec, c in string.Formatter().parse(template) if f is not None)
+
+
 def problems(notebooks, sentences):
     """Everything wrong with the notebooks' sentences, as readable lines (empty: in step)."""
     out, used = [], set()
@@ -94,7 +109,7 @@ def problems(notebooks, sentences):
                 if english not in sentences:
                     out.append(f"{name} cell {i}: no Chinese for {english!r}")
                     continue
-                if fields(english) != fields(sentences[english]):
+                if specs(english) != specs(sentences[english]):
                     out.append(f"{name} cell {i}: fields differ: {english!r} {fields(english)} vs "
                                f"{sentences[english]!r} {fields(sentences[english])}")
                 if not star and not set(fields(english)) <= names:
@@ -105,7 +120,7 @@ def problems(notebooks, sentences):
 
 
 def test_every_sentence_the_notebooks_show_is_translated():
-    found = problems(NOTEBOOKS, SENTENCES)
+    found = problems(NOTEBOOKS, NOTEBOOK_SENTENCES)
     assert not found, "\n".join(found)
 
 
@@ -131,12 +146,13 @@ def _notebook(tmp_path, *sources):
     ('display(Markdown("The full run is " + str(x)))', "without tr()"),
     ('print(tr("an untranslated sentence {x}", x=1))', "no Chinese"),
     ('print(tr("mean {mean:.4f}", mean=1))', "fields differ"),
+    ('print(tr("std {s:.4f}", s=1))', "fields differ"),
     ('print(tr("mean {m:.4f}"))', "is not given"),
     ('print(tr(sentence))', "not a literal"),
 ])
 def test_the_check_catches(tmp_path, source, fragment):
     """Negative controls: a sentence that bypasses tr(), lacks its Chinese, or loses a field is reported."""
-    sentences = {"mean {m:.4f}": "均值 {m:.4f}", "mean {mean:.4f}": "均值 {m:.4f}"}
+    sentences = {"mean {m:.4f}": "均值 {m:.4f}", "mean {mean:.4f}": "均值 {m:.4f}", "std {s:.4f}": "标准差 {s}"}
     found = problems(_notebook(tmp_path, source), sentences)
     assert any(fragment in line for line in found), found
 
