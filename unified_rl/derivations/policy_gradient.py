@@ -142,8 +142,8 @@ def _gspo(n):
     hand = tuple(_asym_clipped(si, a) for row, si, a in zip(l, s, A) for _ in row)
     k, claims = 0, []
     for row in l:  # every token of a response has the same GC
-        claims += [(Text("response token {t} has the GC of token {first}", t=k + t + 2, first=k + 1), gc[k + t + 1] - gc[k])
-                   for t in range(len(row) - 1)]
+        claims += [(Text("response token {t} has the GC of token {first}", t=k + t + 2, first=k + 1),
+                    gc[k + t + 1] - gc[k]) for t in range(len(row) - 1)]
         k += len(row)
     notes = (Text("s_i = exp(mean_t (ell - ell^old)) has d s_i / d ell_{{i,t}} = s_i / |o_i|: with the |o_i| of eq 5 "
              "the GC is s_i A_i on every token of o_i, or 0 on all of them where the sequence clip binds."),)
