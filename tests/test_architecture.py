@@ -11,7 +11,7 @@ import pytest
 import unified_rl
 
 PACKAGE = os.path.dirname(unified_rl.__file__)
-CORE = {"paradigm", "coefficients", "objectives", "advantages", "kl", "metrics", "derivations", "_checks"}
+CORE = {"paradigm", "coefficients", "objectives", "advantages", "kl", "metrics", "derivations", "_checks", "text"}
 HEAVY = {"matplotlib", "ipywidgets", "jupyterlab", "IPython"}
 
 

@@ -8,14 +8,17 @@ another at import, or `set_language` is called (the Chinese notebooks' first imp
 
 Text fixed when a module is imported (an exercise's title, hints, solution) is a `Msg`: it is looked
 up each time it is shown, so switching the language changes what an exercise says next.
-Equations, numbers and identifiers are never translated; a message's {fields} are the same in both
-languages (tests/test_i18n.py). In Chinese, plots use a CJK font (`_use_cjk_font`).
+The core's prose (a derivation's notes, claims and case names) is `unified_rl.text.Text`: English
+as a value, shown in Chinese through the translator `set_language("zh")` installs (its Chinese is in
+`sentences/derivations.py`). Equations, numbers and identifiers are never translated; a message's
+{fields} are the same in both languages (tests/test_i18n.py). In Chinese, plots use a CJK font (`_use_cjk_font`).
 """
 
 import os
 import string
 import warnings
 
+from .. import text as core_text
 from .messages import CATALOGUE
 from .sentences import SENTENCES
 
@@ -41,8 +44,20 @@ def set_language(lang):
     """Speak `lang` ("en" or "zh") from now on; in Chinese, plots switch to a CJK font (back on "en")."""
     _check_language(lang)
     _state["lang"] = lang
+    core_text.set_translator(_translate if lang == "zh" else None)  # the core's Text: derivations' notes
     _use_cjk_font(lang == "zh")
     return lang
+
+
+def _translate(template, values):
+    """The Chinese of a core `unified_rl.text.Text` (its template looked up in SENTENCES), or None (English)."""
+    zh = SENTENCES.get(template)
+    if zh is None:
+        return None
+    try:
+        return zh.format(**values)
+    except (KeyError, IndexError) as e:
+        raise ValueError(f"the Chinese of {template!r} needs the field {e}; given {sorted(values)}") from None
 
 
 def fields(message):

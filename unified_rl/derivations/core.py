@@ -9,6 +9,8 @@ from dataclasses import dataclass, replace
 import numpy as np
 import sympy as sp
 
+from ..text import Text
+
 BETA, EPS = sp.Symbol("beta", positive=True), sp.Symbol("epsilon", positive=True)
 
 
@@ -24,7 +26,7 @@ class Derivation:
     printed: tuple | None  # the paper's printed GC where it differs from `hand`, else None
     symbols: dict  # argument name (as in unified_rl.coefficients) -> symbol or tuple of symbols
     claims: tuple = ()  # (statement, expression that must simplify to 0)
-    cases: tuple = (("for all values", {}),)  # substitutions under which gc == hand is proved
+    cases: tuple = ((Text("for all values"), {}),)  # substitutions under which gc == hand is proved
     notes: tuple = ()
     scale: str = "|o|"  # LaTeX of the factor that turns dJ/d ell into GC
 

@@ -8,6 +8,7 @@ from dataclasses import replace
 
 import sympy as sp
 
+from ..text import Text
 from .core import BETA, EPS, Derivation, _derive, _on_policy, _toks, clip, clipped_gc, sigmoid
 
 
@@ -15,7 +16,7 @@ def _sft(n):
     l = _toks("ell", n)
     J = sum(l) / n  # eq 6
     return Derivation("sft", "eq 6, 7", J, _derive(J, l, n), (sp.Integer(1),) * n, None,
-                      {"logp": l}, notes=("Exact: the GC of eq 7 is 1 on every token.",))
+                      {"logp": l}, notes=(Text("Exact: the GC of eq 7 is 1 on every token."),))
 
 
 def _rft(n):
@@ -23,14 +24,14 @@ def _rft(n):
     J = sum(I * lt for lt in l) / n  # eq 8; I(o) depends on o only, not on theta
     return Derivation("rft", "eq 8, 9, 10", J, _derive(J, l, n), (I,) * n, None,
                       {"logp": l, "correct": I},
-                      notes=("Exact: I(o) is a constant of theta, so GC = I(o) (eq 10).",))
+                      notes=(Text("Exact: I(o) is a constant of theta, so GC = I(o) (eq 10)."),))
 
 
 def _online_rft(n):
     d = _rft(n)
-    note = ("Only the data source differs from RFT: o ~ pi_theta. Eq 11, like every method here, "
+    note = (Text("Only the data source differs from RFT: o ~ pi_theta. Eq 11, like every method here, "
             "differentiates the per-sample term with the samples held fixed; the gradient of the "
-            "expectation over o ~ pi_theta itself would add a score-function term.")
+            "expectation over o ~ pi_theta itself would add a score-function term."))
     return replace(d, method="online_rft", equations="eq 8, 11", notes=d.notes + (note,))
 
 
@@ -45,15 +46,15 @@ def _dpo(n):
     per_tok = [sigmoid(BETA * (lr[t] - rr[t]) - BETA * (lc[t] - rc[t])) for t in range(n)]  # eq 14
     printed = tuple(per_tok) + tuple(-p for p in per_tok)  # eq 13 subtracts it on rejected tokens
     at_means = sigmoid(BETA * x_r - BETA * x_c)  # eq 14 with the per-token arguments -> their means
-    claims = tuple((f"exact / printed = beta on {side} tokens once eq 14's per-token arguments "
-                    "are the sequence means", g / (sign * at_means) - BETA)
-                   for side, g, sign in (("chosen", gc[0], 1), ("rejected", gc[n], -1)))
-    notes = ("The exact GC is beta * sigmoid(beta x- - beta x+) on chosen tokens and its negative on "
-             "rejected ones, x the length-normalised log-ratio of eq 12.",
-             "Eq 14 omits the leading beta (the inner derivative of beta * x) and writes the sigmoid's "
+    claims = tuple((Text("exact / printed = beta on {side} tokens once eq 14's per-token arguments "
+                         "are the sequence means", side=side), g / (sign * at_means) - BETA)
+                   for side, g, sign in ((Text("chosen"), gc[0], 1), (Text("rejected"), gc[n], -1)))
+    notes = (Text("The exact GC is beta * sigmoid(beta x- - beta x+) on chosen tokens and its negative on "
+             "rejected ones, x the length-normalised log-ratio of eq 12."),
+             Text("Eq 14 omits the leading beta (the inner derivative of beta * x) and writes the sigmoid's "
              "argument per token, pairing position t of both responses; eq 12's sigmoid only sees "
-             "the sequence means, so the printed GC is not the derivative of eq 12.",
-             "Eq 12-14 condition on o_{<=t}; o_{<t} is meant.")
+             "the sequence means, so the printed GC is not the derivative of eq 12."),
+             Text("Eq 12-14 condition on o_{{<=t}}; o_{{<t}} is meant."))
     symbols = {"logp_chosen": lc, "logp_ref_chosen": rc, "logp_rejected": lr,
                "logp_ref_rejected": rr, "beta": BETA}
     return Derivation("dpo", "eq 12, 13, 14", J, gc, hand, printed, symbols, claims, notes=notes)
@@ -78,14 +79,14 @@ def _clip_cases(l, lo, adv):
     for sign_name, sign in (("A > 0", a), ("A < 0", -a), ("A = 0", 0)):
         for r_name, r in ratios.items():
             subs = {EPS: eps, **{x: sign for x in adv}, **{x: y + sp.log(r) for x, y in zip(l, lo)}}
-            cases.append((f"{sign_name}, {r_name}", subs))
+            cases.append((Text("{sign}, {ratio}", sign=sign_name, ratio=r_name), subs))
     return tuple(cases)
 
 
-CLIP_NOTES = ("The GC of min(r A, clip(r, 1-eps, 1+eps) A) is r A where the unclipped term is "
+CLIP_NOTES = (Text("The GC of min(r A, clip(r, 1-eps, 1+eps) A) is r A where the unclipped term is "
               "active and 0 where the clip is (A > 0 and r > 1+eps, or A < 0 and r < 1-eps). With "
-              "A > 0 and r < 1-eps the min picks r A, so the GC stays r A there.",
-              "At the kinks r = 1 +- eps J has no derivative; sympy's Heaviside(0) = 1/2 averages.")
+              "A > 0 and r < 1-eps the min picks r A, so the GC stays r A there."),
+              Text("At the kinks r = 1 +- eps J has no derivative; sympy's Heaviside(0) = 1/2 averages."))
 
 
 def _ppo(n, clipped=False):
@@ -94,12 +95,12 @@ def _ppo(n, clipped=False):
     J = sum(terms) / n  # eq 15 (clipped) or eq 16
     # Min/Max differentiate to Heaviside steps, which simplify cannot tidy: keep them raw
     gc = tuple(n * sp.diff(J, x) for x in l) if clipped else _derive(J, l, n)
-    claims = tuple((f"at pi_old = pi_theta token {t + 1}'s GC is A_t (eq 17, 18)",
+    claims = tuple((Text("at pi_old = pi_theta token {t}'s GC is A_t (eq 17, 18)", t=t + 1),
                     _on_policy(gc[t], l, lo) - A[t]) for t in range(n))
-    notes = ("The exact GC is r_t A_t, r_t = pi_theta / pi_old; eq 17/18's A_t is its value at "
-             "pi_old = pi_theta (one update per exploration stage, as the paper assumes).",
-             "A_t (GAE) is computed from rewards and the value model V_psi, a constant of theta.",
-             "Eq 15-16 condition on o_{<=t}; o_{<t} is meant.")
+    notes = (Text("The exact GC is r_t A_t, r_t = pi_theta / pi_old; eq 17/18's A_t is its value at "
+             "pi_old = pi_theta (one update per exploration stage, as the paper assumes)."),
+             Text("A_t (GAE) is computed from rewards and the value model V_psi, a constant of theta."),
+             Text("Eq 15-16 condition on o_{{<=t}}; o_{{<t}} is meant."))
     symbols = {"adv": A, "logp": l, "logp_old": lo}
     if clipped:
         return Derivation("ppo_clip", "eq 15, 17, 18", J, gc, tuple(hand), A,
@@ -121,15 +122,15 @@ def _grpo(n, group_size=2, clipped=False):
     gc = gc if clipped else tuple(sp.simplify(g) for g in gc)
     kl_gc = [BETA * (pr / p - 1) for p, pr in zip(pi, pi_ref)]
     printed = tuple(a + k for a, k in zip(A, kl_gc))  # eq 20, 21
-    claims = tuple((f"at pi_old = pi_theta token {i},{t}'s GC is eq 21", _on_policy(g - p, l, lo))
+    claims = tuple((Text("at pi_old = pi_theta token {i},{t}'s GC is eq 21", i=i, t=t), _on_policy(g - p, l, lo))
                    for (i, t), g, p in zip(idx, gc, printed))
-    notes = ("The k3 term pi_ref/pi - log(pi_ref/pi) - 1 with pi = exp(ell) has derivative "
+    notes = (Text("The k3 term pi_ref/pi - log(pi_ref/pi) - 1 with pi = exp(ell) has derivative "
              "1 - pi_ref/pi, so -beta * k3 contributes beta * (pi_ref/pi - 1) for every pi_theta: "
-             "eq 20/21 are exact for the KL term.",
-             "The ratio term gives r * A-hat, which is eq 21's A-hat at pi_old = pi_theta.",
-             "GC = G |o_i| dJ/d ell_{i,t}: the 1/G of eq 19 is the mean over the batch in eq 5.",
-             "Eq 20 writes {o_t}_{t=1}^G for {o_i}_{i=1}^G and drops q from pi(o_{i,t} | o_{i,<t}); "
-             "eq 19 conditions on o_{i,<=t} where o_{i,<t} is meant.")
+             "eq 20/21 are exact for the KL term."),
+             Text("The ratio term gives r * A-hat, which is eq 21's A-hat at pi_old = pi_theta."),
+             Text("GC = G |o_i| dJ/d ell_{{i,t}}: the 1/G of eq 19 is the mean over the batch in eq 5."),
+             Text("Eq 20 writes {{o_t}}_{{t=1}}^G for {{o_i}}_{{i=1}}^G and drops q from pi(o_{{i,t}} | o_{{i,<t}}); "
+             "eq 19 conditions on o_{{i,<=t}} where o_{{i,<t}} is meant."))
     symbols = {"adv": A, "logp": l, "logp_old": lo, "logp_ref": lref, "beta": BETA}
     hand = tuple(h + k for h, k in zip(hand, kl_gc))
     if clipped:  # the KL term is untouched by the clip

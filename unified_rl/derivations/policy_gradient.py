@@ -8,6 +8,7 @@ sums over a 3-token vocabulary, which KL each estimator's expected gradient foll
 """
 import sympy as sp
 
+from ..text import Text
 from .core import BETA, Derivation, clip
 
 EPS_LOW, EPS_HIGH = sp.Symbol("epsilon_low", positive=True), sp.Symbol("epsilon_high", positive=True)
@@ -54,8 +55,9 @@ def _aggregation(n, aggregation="seq-mean-token-mean"):
     J = _aggregate([[a * x for x in row] for row, a in zip(l, A)], aggregation)
     adv = tuple(a for row, a in zip(l, A) for _ in row)
     hand = tuple(w * a for w, a in zip(_weight(l, aggregation), adv))
-    notes = (f"Per-token terms A_i ell_{{i,t}} aggregated by {aggregation}; two responses of {n} and "
-             f"{n + 1} tokens. The GC is A_i times the row factor of coefficients.aggregation_weight.",)
+    notes = (Text("Per-token terms A_i ell_{{i,t}} aggregated by {aggregation}; two responses of {n} and "
+                  "{n_plus_1} tokens. The GC is A_i times the row factor of coefficients.aggregation_weight.",
+                  aggregation=aggregation, n=n, n_plus_1=n + 1),)
     symbols = {"logp": _flat(l), "adv": A} | ({"max_len": L} if aggregation == "constant" else {})
     return Derivation(f"aggregation: {aggregation}", "coefficients/policy_gradient.py", J, _gc(J, l), hand, None,
                       symbols, notes=notes, scale="B\\,|o_i|")
@@ -79,10 +81,10 @@ def _dr_grpo(n):
     printed = tuple(wi * (a + BETA * (sp.exp(z - x) - 1))
                     for wi, x, z, a in zip(w, _flat(l), _flat(lref), [a for row, a in zip(l, A) for _ in row]))
     on_policy = dict(zip(_flat(lo), _flat(l)))
-    claims = tuple((f"at pi_old = pi_theta token {k + 1}'s GC is |o_i|/L (R_i - mean R + KL term)",
+    claims = tuple((Text("at pi_old = pi_theta token {k}'s GC is |o_i|/L (R_i - mean R + KL term)", k=k + 1),
                     (g - p).subs(on_policy)) for k, (g, p) in enumerate(zip(gc, printed)))
-    notes = ("No std and no 1/|o_i|: as eq 5 divides by |o_i|, the GC carries |o_i| / L, so every token "
-             "of every response gets the same push A_i / L, whatever its length.",)
+    notes = (Text("No std and no 1/|o_i|: as eq 5 divides by |o_i|, the GC carries |o_i| / L, so every token "
+             "of every response gets the same push A_i / L, whatever its length."),)
     symbols = {"rewards": R, "logp": _flat(l), "logp_old": _flat(lo), "logp_ref": _flat(lref), "beta": BETA,
                "max_len": L}
     return Derivation("dr_grpo", "arXiv 2503.20783, Figure 1", J, gc, hand, printed, symbols, claims,
@@ -104,7 +106,7 @@ def _asym_cases(l, lo, adv, low=EPS_LOW, high=EPS_HIGH, offsets=None):
         for r_name, r in ratios.items():
             off = offsets or [0] * len(l)
             subs = {low: lo_v, **{x: sign for x in adv}, **{x: y + sp.log(r) + o for x, y, o in zip(l, lo, off)}}
-            cases.append((f"{sign_name}, {r_name}", subs))
+            cases.append((Text("{sign}, {ratio}", sign=sign_name, ratio=r_name), subs))
     return tuple(cases)
 
 
@@ -122,9 +124,9 @@ def _dapo(n):
     J = _aggregate(terms, "token-mean")
     adv = [a for row, a in zip(l, A) for _ in row]
     hand = tuple(w * _asym_clipped(ri, a) for w, ri, a in zip(_weight(l, "token-mean"), _flat(r), adv))
-    notes = ("Token-mean over the group: the GC of o_i carries G |o_i| / sum_j |o_j|.",
-             "Clip-higher: the push on a token with A > 0 stops at r > 1 + eps_high, on one with A < 0 at "
-             "r < 1 - eps_low; eps_high > eps_low leaves rising tokens more room.")
+    notes = (Text("Token-mean over the group: the GC of o_i carries G |o_i| / sum_j |o_j|."),
+             Text("Clip-higher: the push on a token with A > 0 stops at r > 1 + eps_high, on one with A < 0 at "
+             "r < 1 - eps_low; eps_high > eps_low leaves rising tokens more room."))
     symbols = {"adv": A, "logp": _flat(l), "logp_old": _flat(lo), "clip_eps": EPS_LOW, "clip_eps_high": EPS_HIGH}
     return Derivation("dapo", "arXiv 2503.14476, §3", J, _gc(J, l), hand, None, symbols,
                       cases=_asym_cases(_flat(l), _flat(lo), A), notes=notes, scale="B\\,|o_i|")
@@ -140,10 +142,11 @@ def _gspo(n):
     hand = tuple(_asym_clipped(si, a) for row, si, a in zip(l, s, A) for _ in row)
     k, claims = 0, []
     for row in l:  # every token of a response has the same GC
-        claims += [(f"response token {k + t + 2} has the GC of token {k + 1}", gc[k + t + 1] - gc[k]) for t in range(len(row) - 1)]
+        claims += [(Text("response token {t} has the GC of token {first}", t=k + t + 2, first=k + 1),
+                    gc[k + t + 1] - gc[k]) for t in range(len(row) - 1)]
         k += len(row)
-    notes = ("s_i = exp(mean_t (ell - ell^old)) has d s_i / d ell_{i,t} = s_i / |o_i|: with the |o_i| of eq 5 "
-             "the GC is s_i A_i on every token of o_i, or 0 on all of them where the sequence clip binds.",)
+    notes = (Text("s_i = exp(mean_t (ell - ell^old)) has d s_i / d ell_{{i,t}} = s_i / |o_i|: with the |o_i| of eq 5 "
+             "the GC is s_i A_i on every token of o_i, or 0 on all of them where the sequence clip binds."),)
     symbols = {"adv": A, "logp": _flat(l), "logp_old": _flat(lo), "clip_eps": EPS_LOW, "clip_eps_high": EPS_HIGH}
     delta = sp.Symbol("delta", positive=True)  # tokens of a response at different ratios, same s_i
     offsets = [o for row in l for o in ([delta, -delta] * len(row))[:len(row) - len(row) % 2] + [0] * (len(row) % 2)]
@@ -162,8 +165,8 @@ def _cispo(n):
     adv = [a for row, a in zip(l, A) for _ in row]
     hand = tuple(wt * a * sp.Piecewise((1 + EPS_HIGH, r > 1 + EPS_HIGH), (1 - EPS_LOW, r < 1 - EPS_LOW), (r, True))
                  for wt, r, a in zip(_weight(l, "token-mean"), ratio, adv))
-    notes = ("The weight sg(clip(r)) is not differentiated: the GC is G |o_i| / sum_j |o_j| * clip(r) * A, "
-             "never 0 where A is not (PPO's and DAPO's clip set it to 0).",)
+    notes = (Text("The weight sg(clip(r)) is not differentiated: the GC is G |o_i| / sum_j |o_j| * clip(r) * A, "
+             "never 0 where A is not (PPO's and DAPO's clip set it to 0)."),)
     symbols = {"adv": A, "logp": _flat(l), "logp_old": _flat(lo), "clip_eps": EPS_LOW, "clip_eps_high": EPS_HIGH}
     return Derivation("cispo", "arXiv 2506.13585, §3.1", J, gc, hand, None, symbols,
                       cases=_asym_cases(_flat(l), _flat(lo), A), notes=notes, scale="B\\,|o_i|")
@@ -176,8 +179,8 @@ def _rloo(n, group_size=3):
     J = sum(b * sum(row) for b, row in zip(loo, l)) / k  # log pi(o_i | q) = sum_t ell_{i,t}
     mean = sum(R) / k
     hand = tuple(len(row) * sp.Rational(k, k - 1) * (r - mean) for row, r in zip(l, R) for _ in row)
-    notes = ("REINFORCE on whole sequences (a token sum): GC = |o_i| (R_i - mean of the others), which is "
-             "|o_i| k/(k-1) (R_i - mean R): GRPO's centred reward, without std, scaled by k/(k-1).",)
+    notes = (Text("REINFORCE on whole sequences (a token sum): GC = |o_i| (R_i - mean of the others), which is "
+             "|o_i| k/(k-1) (R_i - mean R): GRPO's centred reward, without std, scaled by k/(k-1)."),)
     return Derivation("rloo", "arXiv 2402.14740, §3", J, _gc(J, l), hand, None, {"rewards": R, "logp": _flat(l)},
                       notes=notes, scale="B\\,|o_i|")
 
@@ -190,10 +193,11 @@ def _reinforce_pp(n):
     J = sum(sp.exp(x - y) * a for x, y, a in zip(l, lo, An)) / n
     gc = _gc(J, (l,))
     hand = tuple(sp.exp(x - y) * a for x, y, a in zip(l, lo, An))
-    claims = tuple((f"at pi_old = pi_theta token {t + 1}'s GC is the normalised return A_t", (g - a).subs(dict(zip(lo, l))))
+    claims = tuple((Text("at pi_old = pi_theta token {t}'s GC is the normalised return A_t", t=t + 1),
+                     (g - a).subs(dict(zip(lo, l))))
                    for t, (g, a) in enumerate(zip(gc, An)))
-    notes = ("The KL sits in the return: token t's advantage holds -beta times the k1 of itself and every "
-             "later token (coefficients.kl_in_reward), then the batch's mean and std normalise it.",)
+    notes = (Text("The KL sits in the return: token t's advantage holds -beta times the k1 of itself and every "
+             "later token (coefficients.kl_in_reward), then the batch's mean and std normalise it."),)
     symbols = {"rewards": R, "logp": l, "logp_old": lo, "logp_ref": lref, "beta": BETA, "mu": mu, "sigma": sigma}
     return Derivation("reinforce_pp", "arXiv 2501.03262", J, gc, hand, tuple(An), symbols, claims, notes=notes)
 
@@ -203,8 +207,8 @@ def _remax(n):
     R, Rg = sp.symbols("R R_greedy", real=True)
     J = (R - Rg) * sum(l[0])  # one question: (R(o) - R(o_greedy)) log pi(o | q)
     hand = tuple(2 * n * (R - Rg) for _ in l[0]) + tuple(sp.Integer(0) for _ in l[1])
-    notes = ("B = 2 rows per question (sampled, greedy): GC = 2 |o| (R - R_greedy) on the sampled row; "
-             "J does not depend on the greedy row's log-probs, so its GC is 0.",)
+    notes = (Text("B = 2 rows per question (sampled, greedy): GC = 2 |o| (R - R_greedy) on the sampled row; "
+             "J does not depend on the greedy row's log-probs, so its GC is 0."),)
     return Derivation("remax", "arXiv 2310.10505, Algorithm 1", J, _gc(J, l), hand, None,
                       {"logp": _flat(l), "rewards": (R, Rg)}, notes=notes, scale="B\\,|o_i|")
 
@@ -245,15 +249,16 @@ def _kl(n, use, target=None):
     kls = {"reverse": sum(sp.exp(logpi[o]) * (logpi[o] - logref[o]) for o in range(3)),
            "forward": sum(sp.exp(logref[o]) * (logref[o] - logpi[o]) for o in range(3))}
     target = KL_TARGETS[use] if target is None else None if target == "zero" else target
-    said = "0" if target is None else f"-beta grad KL {target}"
-    claims = tuple((f"E_pi[GC grad log pi] = {said} (d/dz_{j + 1})",
+    said = "0" if target is None else Text("-beta grad KL {target}", target=Text(target))
+    claims = tuple((Text("E_pi[GC grad log pi] = {said} (d/dz_{j})", said=said, j=j + 1),
                     e if target is None else e + BETA * sp.diff(kls[target], z[j])) for j, e in enumerate(expected))
     symbols = {"logp": l, "logp_ref": lref, "beta": BETA}
     if use in ("k3_ratio_loss", "k1_reward"):
         symbols["logp_old"] = lo
-    what = "zero" if target is None else f"minus beta times the gradient of the {target} KL"
-    notes = ("The claims sum over every token of a 3-token vocabulary (pi = softmax(z), pi_ref = softmax(w)), "
-             f"on-policy: the expected gradient is {what}.",)
+    what = Text("zero") if target is None else Text("minus beta times the gradient of the {target} KL",
+                                                     target=Text(target))
+    notes = (Text("The claims sum over every token of a 3-token vocabulary (pi = softmax(z), pi_ref = softmax(w)), "
+                  "on-policy: the expected gradient is {what}.", what=what),)
     return Derivation(f"kl_{use}", "kl/gc.py", J, gc, hand, None, symbols, claims, notes=notes)
 
 

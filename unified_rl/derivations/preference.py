@@ -7,6 +7,7 @@ and its gradient, eq 7 and 9 in v2); ORPO arXiv 2403.07691 eq 3-7 and its gradie
 """
 import sympy as sp
 
+from ..text import Text
 from .core import BETA, Derivation, _derive, _toks, sigmoid
 from .paper import _dpo
 
@@ -21,7 +22,8 @@ def _mean(xs):
 
 def _same_on_every_token(gc, n, side):
     """Claims that the GC of the n tokens starting at gc[0] are all equal (DeepSeekMath's 1/|o| shape)."""
-    return tuple((f"the GC is the same on every {side} token (token {t + 1} = token 1)", gc[t] - gc[0])
+    return tuple((Text("the GC is the same on every {side} token (token {t} = token 1)", side=Text(side), t=t + 1),
+                  gc[t] - gc[0])
                  for t in range(1, n))
 
 
@@ -33,15 +35,15 @@ def _ipo(n):
     c = 1 / TAU - 2 * margin
     delta = sp.Symbol("delta", real=True)
     past = {lc[0]: sp.solve(margin - 1 / (2 * TAU) - delta, lc[0])[0]}  # margin = target + delta
-    claims = (("the GC is linear in the margin (no sigmoid, no saturation)", sp.diff(gc[0], lc[0], 2)),
-              ("at margin = 1/(2 tau) + delta the chosen GC is -2 delta: 0 on target, reversed past it",
+    claims = ((Text("the GC is linear in the margin (no sigmoid, no saturation)"), sp.diff(gc[0], lc[0], 2)),
+              (Text("at margin = 1/(2 tau) + delta the chosen GC is -2 delta: 0 on target, reversed past it"),
                gc[0].subs(past) + 2 * delta)) + _same_on_every_token(gc, n, "chosen")
-    notes = ("The GC is c = 1/tau - 2 (x+ - x-) on chosen tokens and -c on rejected ones: J regresses "
-             "the margin onto 1/(2 tau).",
-             "Unlike DPO's beta sigmoid(-beta margin), c does not fade as the margin grows: it shrinks "
-             "linearly, is 0 at the target and reverses sign past it, pulling the margin back.",
-             "The paper's h sums log-ratios over tokens; here x is the per-token mean, as in "
-             "DeepSeekMath's eq 12, so the target 1/(2 tau) is a margin per token.")
+    notes = (Text("The GC is c = 1/tau - 2 (x+ - x-) on chosen tokens and -c on rejected ones: J regresses "
+             "the margin onto 1/(2 tau)."),
+             Text("Unlike DPO's beta sigmoid(-beta margin), c does not fade as the margin grows: it shrinks "
+             "linearly, is 0 at the target and reverses sign past it, pulling the margin back."),
+             Text("The paper's h sums log-ratios over tokens; here x is the per-token mean, as in "
+             "DeepSeekMath's eq 12, so the target 1/(2 tau) is a margin per token."))
     symbols = {"logp_chosen": lc, "logp_ref_chosen": rc, "logp_rejected": lr,
                "logp_ref_rejected": rr, "tau": TAU}
     return Derivation("ipo", "IPO eq 17", J, gc, (c,) * n + (-c,) * n, None, symbols, claims, notes=notes)
@@ -57,11 +59,11 @@ def _simpo(n):
                  **{a: a - b for a, b in zip(lr, dpo.symbols["logp_ref_rejected"])}}
     as_dpo = c.subs(GAMMA, 0).subs(to_ratios, simultaneous=True)
     as_dpo = as_dpo.subs(dict(zip(lc, dpo.symbols["logp_chosen"])) | dict(zip(lr, dpo.symbols["logp_rejected"])))
-    claims = (("with gamma = 0 and pi_ref in the log-probs, SimPO's GC is DPO's exact GC", as_dpo - dpo.hand[0]),
+    claims = ((Text("with gamma = 0 and pi_ref in the log-probs, SimPO's GC is DPO's exact GC"), as_dpo - dpo.hand[0]),
               ) + _same_on_every_token(gc, n, "chosen") + _same_on_every_token(gc[n:], n, "rejected")
-    notes = ("The GC is c = beta sigmoid(gamma - beta (l+ - l-)) on chosen tokens and -c on rejected "
-             "ones, l the mean log-prob of eq 4: DPO's coefficient with no pi_ref and a margin shifted by gamma.",
-             "The 1/|y| of eq 4 is exactly eq 5's 1/|o|: the GC is one number per response.")
+    notes = (Text("The GC is c = beta sigmoid(gamma - beta (l+ - l-)) on chosen tokens and -c on rejected "
+             "ones, l the mean log-prob of eq 4: DPO's coefficient with no pi_ref and a margin shifted by gamma."),
+             Text("The 1/|y| of eq 4 is exactly eq 5's 1/|o|: the GC is one number per response."))
     symbols = {"logp_chosen": lc, "logp_rejected": lr, "beta": BETA, "gamma": GAMMA}
     return Derivation("simpo", "SimPO eq 4, 5, 6", J, gc, (c,) * n + (-c,) * n, None, symbols, claims,
                       notes=notes)
@@ -77,16 +79,16 @@ def _kto(n):
     hand = ((LAM_D * BETA * sigmoid(z_d) * sigmoid(-z_d),) * n
             + (-LAM_U * BETA * sigmoid(z_u) * sigmoid(-z_u),) * n)
     at_z0 = {ld[0]: sp.solve(x_d - Z0, ld[0])[0]}
-    claims = (("the desirable push is largest where x = z0 (its slope in x vanishes there)",
+    claims = ((Text("the desirable push is largest where x = z0 (its slope in x vanishes there)"),
                sp.diff(gc[0], ld[0]).subs(at_z0)),
               ) + _same_on_every_token(gc, n, "desirable")
-    notes = ("The GC is lambda_D beta sigmoid(z) sigmoid(-z) on a desirable response's tokens and "
+    notes = (Text("The GC is lambda_D beta sigmoid(z) sigmoid(-z) on a desirable response's tokens and "
              "-lambda_U beta sigmoid(z) sigmoid(-z) on an undesirable one's, z = beta (x - z0): the "
-             "paper's gradient (eq 9) with the length-normalised log-ratio x.",
-             "z0 is a symbol here, a constant of theta: the paper estimates it on mismatched pairs and "
-             "does not backpropagate through it.",
-             "sigmoid(z) sigmoid(-z) fades on both sides of z = 0: responses far on the right side of "
-             "z0 are left alone, and so are those far on the wrong side.")
+             "paper's gradient (eq 9) with the length-normalised log-ratio x."),
+             Text("z0 is a symbol here, a constant of theta: the paper estimates it on mismatched pairs and "
+             "does not backpropagate through it."),
+             Text("sigmoid(z) sigmoid(-z) fades on both sides of z = 0: responses far on the right side of "
+             "z0 are left alone, and so are those far on the wrong side."))
     symbols = {"logp": ld + lu, "logp_ref": rd + ru, "z0": Z0, "beta": BETA, "lam_d": LAM_D, "lam_u": LAM_U}
     return Derivation("kto", "KTO section 4.1 (v2 eq 7, 9)", J, gc, hand, None, symbols, claims, notes=notes,
                       scale=r"2\,|o_i|")
@@ -104,17 +106,17 @@ def _orpo(n):
     odds_c, odds_r = p_c / (1 - p_c), p_r / (1 - p_r)
     delta = 1 / (1 + odds_c / odds_r)  # eq 9
     printed = (1 + LAM * delta / (1 - p_c),) * n + (-LAM * delta / (1 - p_r),) * n  # eq 8, 10, plus L_SFT's 1
-    claims = (("eq 8-10's delta(d) h(d), plus the SFT term, equals the hand form on chosen tokens",
+    claims = ((Text("eq 8-10's delta(d) h(d), plus the SFT term, equals the hand form on chosen tokens"),
                printed[0] - hand[0]),
-              ("... and on rejected tokens", printed[n] - hand[n]),
-              ("with lambda = 0 ORPO's GC is SFT's: 1 on chosen, 0 on rejected tokens",
+              (Text("... and on rejected tokens"), printed[n] - hand[n]),
+              (Text("with lambda = 0 ORPO's GC is SFT's: 1 on chosen, 0 on rejected tokens"),
                hand[0].subs(LAM, 0) - 1 + hand[n].subs(LAM, 0)))
-    notes = ("The GC is 1 + lambda P-/D on chosen tokens and -lambda P-(1-P+)/((1-P-) D) on rejected "
+    notes = (Text("The GC is 1 + lambda P-/D on chosen tokens and -lambda P-(1-P+)/((1-P-) D) on rejected "
              "ones, P = exp(mean log-prob), D = P-(1-P+) + P+(1-P-): SFT's coefficient plus the odds-ratio "
-             "term, with no pi_ref.",
-             "Eq 8-10 print the odds-ratio gradient as delta(d) h(d), delta = 1/(1 + odds+/odds-) and "
+             "term, with no pi_ref."),
+             Text("Eq 8-10 print the odds-ratio gradient as delta(d) h(d), delta = 1/(1 + odds+/odds-) and "
              "h = grad log P+/(1-P+) - grad log P-/(1-P-); the hand form is that product rewritten to "
-             "stay finite when P+ = 1.")
+             "stay finite when P+ = 1."))
     symbols = {"logp_chosen": lc, "logp_rejected": lr, "lam": LAM}
     return Derivation("orpo", "ORPO eq 3-10", J, gc, hand, printed, symbols, claims, notes=notes)
 
