@@ -122,11 +122,15 @@ def static_widgets(nb, caption=CAPTION) -> int:
     return count
 
 
-def page_note(colab_url, binder_url, widgets) -> str:
-    """The note at the top of each page: where it ran, and where to run it."""
+def page_note(colab_url, binder_url, widgets, max_steps=None) -> str:
+    """The note at the top of each page: where it ran, and where to run it (max_steps: its training was capped)."""
     note = ("This page is the notebook as it ran once on a CPU with the `cpu` preset, outputs included. "
             f"To run it yourself: [open in Colab]({colab_url}) (free GPU), [Binder]({binder_url}) (CPU), "
             "or `make lab` on a clone.")
+    if max_steps is not None:
+        note += (f" To keep this build short, every training run on this page ran with `UNIFIED_RL_MAX_STEPS={max_steps}`"
+                 f" (at most {max_steps} step{'s' if max_steps != 1 else ''}), so its trained numbers are not those the text quotes; "
+                 "`make book` runs it in full.")
     if widgets:
         note += (f" Its {widgets} interactive widget{'s' if widgets > 1 else ''} are shown as they first "
                  "appeared: plots, tables and each control's starting value; they move only in a live notebook.")

@@ -1,7 +1,7 @@
 """`make book`: the course as a static website, every notebook executed, readable with no install.
 
     python scripts/build_book.py [--out build/book] [--reuse] [--allow-errors] [--only 00,01] [--jobs N]
-                                 [--no-zh] [--zh-max-steps N] [--zh-execute 00,06]
+                                 [--cap 12=3] [--no-zh] [--zh-max-steps N] [--zh-execute 00,06]
 Steps: execute each course/*.ipynb in a fresh kernel (nbclient, widget state kept; --jobs notebooks
 at once, default one per core, each in its own process, the longest first), turn its
 widgets into static HTML (scripts/book_static.py), put a note and the Colab/Binder links on top,
@@ -20,7 +20,8 @@ that twin (into OUT/executed/zh/), and becomes the page zh/NAME.html; every page
 switch to its twin (English <-> 中文), and the Chinese pages ask for an installed CJK font
 (book/_static/zh.css). --zh-max-steps N runs the twins with UNIFIED_RL_MAX_STEPS=N (their code is
 the English code, tests/test_zh_edition.py checks that; the cap keeps the second execution cheap,
-and the Chinese page's note says its runs were capped). --zh-execute 00,06 executes only those
+and the Chinese page's note says its runs were capped). --cap 12=3 caps English notebooks the same
+way (`make test` caps notebook 12's live training on the pretrained LLM; their pages say so). --zh-execute 00,06 executes only those
 twins (`make test` does, to stay within its time): the other twins' pages are built from their
 unexecuted source and say so, and OUT/build.json records `"executed": false` for them, which
 tests/test_notebooks_executed.py reads (it then checks the twin's code against the English copy that ran).
@@ -190,7 +191,7 @@ def prepare(notebook, dst, owner_repo, name, zh=False, other=None, max_steps=Non
         note = book_static.page_note_zh(colab_url(owner_repo, path), binder_url(owner_repo, path), widgets, max_steps,
                                         executed=ran)
     else:
-        note = book_static.page_note(colab_url(owner_repo, path), binder_url(owner_repo, path), widgets)
+        note = book_static.page_note(colab_url(owner_repo, path), binder_url(owner_repo, path), widgets, max_steps)
     nb.cells.insert(title_at + 1, nbformat.v4.new_markdown_cell(note))
     if other and title_at >= 0:  # the switch goes right under the title
         lines = nb.cells[title_at].source.split("\n")
@@ -233,6 +234,8 @@ def main():
     ap.add_argument("--zh-execute", default=None,
                     help="comma-separated prefixes of the Chinese twins to execute (default: all); the others'"
                          " pages are built without outputs (their code is the English notebooks', which ran)")
+    ap.add_argument("--cap", default="",
+                    help="PREFIX=N,...: run those English notebooks with UNIFIED_RL_MAX_STEPS=N (their pages say so)")
     ap.add_argument("--zh-max-steps", type=int, default=None,
                     help="run the Chinese twins with UNIFIED_RL_MAX_STEPS=N (default: uncapped, as the English)")
     args = ap.parse_args()
@@ -240,6 +243,12 @@ def main():
         sys.exit("build_book: --zh-max-steps must be >= 0")
     if args.jobs < 1:
         sys.exit("build_book: --jobs must be >= 1")
+    caps = {}
+    for item in filter(None, args.cap.split(",")):
+        prefix, _, n = item.partition("=")
+        if not prefix or not n.isdigit():
+            sys.exit(f"build_book: --cap takes PREFIX=N items (e.g. 12=3), got {item!r}")
+        caps[prefix] = int(n)
     t_start = time.perf_counter()
     url, owner_repo = repository()
     notebooks = sorted(glob.glob(os.path.join(REPO, "course", "[0-9]*.ipynb")))
@@ -277,7 +286,7 @@ def main():
     run, seconds = [], {}
     for path, name, zh in jobs:
         key = f"{ZH}/{name}" if zh else name
-        done, cap = os.path.join(executed_dir, key), args.zh_max_steps if zh else None
+        done, cap = os.path.join(executed_dir, key), args.zh_max_steps if zh else caps.get(name.split("_")[0])
         if zh and not chosen(name, args.zh_execute):
             seconds[key] = "not executed"
         elif (args.reuse and os.path.exists(done) and os.path.getmtime(done) > os.path.getmtime(path)
@@ -293,11 +302,10 @@ def main():
         other = (f"../{stem}.html" if zh else f"{ZH}/{stem}.html" if name in zh_names
                  else f"{ZH}/README.html" if zh_names else None)
         widgets, errors = prepare(os.path.join(executed_dir, key) if executed else path, os.path.join(src, key),
-                                  owner_repo, name, zh=zh, other=other, max_steps=args.zh_max_steps if zh else None,
-                                  ran=executed)
+                                  owner_repo, name, zh=zh, other=other,
+                                  max_steps=args.zh_max_steps if zh else caps.get(name.split("_")[0]), ran=executed)
         report["notebooks"][key] = {"seconds": seconds[key], "widgets": widgets, "errors": errors, "executed": executed}
-        if zh:
-            report["notebooks"][key]["max_steps"] = args.zh_max_steps
+        report["notebooks"][key]["max_steps"] = args.zh_max_steps if zh else caps.get(name.split("_")[0])
         print(f"  {key}: {seconds[key]}{' s' if executed else ''}, {widgets} widgets made static, {errors} errors",
               flush=True)
     failed = [n for n, r in report["notebooks"].items() if r["errors"]]

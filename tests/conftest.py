@@ -91,3 +91,9 @@ def all_cores():
     torch.set_num_threads(max(1, min(share, 4)))
     yield
     torch.set_num_threads(before)
+
+
+def pytest_collection_modifyitems(config, items):
+    """The long tests first (slow, browser): with pytest-xdist the cores then finish together, instead
+    of one worker starting a minutes-long test while the other has nothing left. Order is otherwise kept."""
+    items.sort(key=lambda item: 0 if item.get_closest_marker("slow") or "browser" in item.nodeid.split("/") else 1)

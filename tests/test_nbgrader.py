@@ -232,12 +232,13 @@ def test_the_instructors_notebook_gets_full_marks(graded, assignment, name):
     total, cells = _scores(graded, "instructor", name, assignment)
     assert cells == {f"{q}_check": float(p) for q, p in points.items()}
     assert total == sum(points.values())
-    book = _book_scores(name) if assignment == ASSIGNMENT else None  # the book's copies are the English ones
-    assert book is None or book == cells  # nbgrader's rule on the book's copy says what autograde said
 
 
-@pytest.mark.parametrize("name", [n for n in NOTEBOOKS if (ASSIGNMENT, n) not in FULL])
-def test_every_other_notebook_gets_full_marks_on_its_executed_copy(name):
+@pytest.mark.book  # make test runs it once the book is built (the autograde runs above do not wait for it)
+@pytest.mark.parametrize("name", NOTEBOOKS)
+def test_every_notebook_gets_full_marks_on_its_executed_copy(name):
+    """nbgrader's own grading rule on each English notebook `make book` executed: full marks (for the
+    notebooks autograded above, that is what autograde said: their test asserts full marks too)."""
     book = _book_scores(name)
     if book is None:
         pytest.skip("no executed copy (make book)")

@@ -24,6 +24,7 @@ EXECUTED = REPO / "build" / "book" / "executed"
 NOTEBOOKS = sorted((REPO / "course").glob("[0-9]*.ipynb"))
 NOTEBOOKS += sorted((REPO / "course" / "zh").glob("[0-9]*.ipynb"))  # the Chinese twins: executed/zh/
 REQUIRED = os.environ.get("UNIFIED_RL_REQUIRE_BOOK") == "1"
+pytestmark = pytest.mark.book
 
 
 def code(nb):

@@ -29,6 +29,7 @@ CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
                  "--disable-background-networking", "--disable-component-update", "--disable-sync"]
 REQUIRED = os.environ.get("UNIFIED_RL_REQUIRE_BROWSER") == "1"
+pytestmark = pytest.mark.book  # make test runs it once the site is built
 
 
 def _missing(reason):
