@@ -22,6 +22,7 @@ from .. import __version__
 from ..cache import cache_dir, code_version, sft_checkpoint
 from ..evaluation import greedy_accuracy, pass_maj, sample_answers
 from ..presets import get_preset
+from ..text import Text
 from ..trainer import make_lab
 
 
@@ -264,7 +265,7 @@ def load_cached(name, preset="auto"):
               "instead (delete that file, or re-run the experiment)", file=sys.stderr)
         return None
     result["loaded_from"] = path
-    return result
+    return _revived(name, result)
 
 
 SHIPPED = os.path.join(os.path.dirname(__file__), "results")
@@ -279,8 +280,23 @@ def load_shipped(name):
         raise ValueError(f"no shipped result for {name!r}; there are: {', '.join(known)}")
     with open(path) as f:
         result = json.load(f)
-    result["loaded_from"] = "the full run shipped with the course (unified_rl/experiments/results)"
-    return result
+    result["loaded_from"] = Text("the full run shipped with the course ({path})",
+                                 path="unified_rl/experiments/results")
+    return _revived(name, result)
+
+
+REVIVED = ("figure7",)
+"""Experiments whose module has `revive(result)`: it rebuilds the sentences of a result loaded from JSON
+(plain str there) from its numbers, as `unified_rl.text.Text`, so that they are shown in the current language."""
+
+
+def _revived(name, result):
+    """`result` with its sentences rebuilt by its experiment's `revive` (each one only where it is
+    reproduced exactly: a sentence an older version wrote differently stays as stored)."""
+    if name not in REVIVED:
+        return result
+    import importlib  # here: figure7 imports this module
+    return importlib.import_module(f"{__package__}.{name}").revive(result)
 
 
 def load_full(name, preset="auto"):

@@ -28,6 +28,7 @@ import torch
 from ..evaluation import greedy_accuracy
 from ..trainer import train
 from . import common
+from ..text import Text
 from .plots import plot_pass_maj
 
 MIN_SEEDS_FOR_A_VERDICT = 3
@@ -112,17 +113,17 @@ def change(diffs):
     """'raised', 'lowered' or 'no clear change' from per-seed RL - SFT differences (see the module doc)."""
     d = np.asarray(diffs, dtype=float)
     if len(d) < MIN_SEEDS_FOR_A_VERDICT:
-        return f"no verdict from {len(d)} seed(s) (needs {MIN_SEEDS_FOR_A_VERDICT})"
+        return Text("no verdict from {n} seed(s) (needs {needed})", n=len(d), needed=MIN_SEEDS_FOR_A_VERDICT)
     spread = d.std(ddof=1)
     if (d > 0).all() and d.mean() > spread:
-        return "raised"
+        return Text("raised")
     if (d < 0).all() and -d.mean() > spread:
-        return "lowered"
-    return "no clear change"
+        return Text("lowered")
+    return Text("no clear change")
 
 
 def verdict(ks, per_seed, b):
-    """The answer to the paper's question at K = headline_k, as numbers and one sentence."""
+    """The answer to the paper's question at K = headline_k, as numbers and one sentence (a `Text`)."""
     i, K = ks.index(b.headline_k), b.headline_k
     sft_maj = [x["sft"]["maj_at_k"][i] for x in per_seed]
     out = {"k": K, "sft_maj_per_seed": sft_maj,
@@ -131,22 +132,46 @@ def verdict(ks, per_seed, b):
         diffs = [x["rl"][key][i] - x["sft"][key][i] for x in per_seed]
         out[key] = {"per_seed": diffs, **common.stats(diffs), "change": change(diffs)}
     m, p = out["maj_at_k"]["change"], out["pass_at_k"]["change"]
+    maj, pas = out["maj_at_k"]["mean"], out["pass_at_k"]["mean"]
     if len(per_seed) < MIN_SEEDS_FOR_A_VERDICT:
-        out["sentence"] = (f"no verdict from {len(per_seed)} seed(s), a verdict needs {MIN_SEEDS_FOR_A_VERDICT}; RL - SFT "
-                           f"at K = {K}: Maj {out['maj_at_k']['mean']:+.3f}, Pass {out['pass_at_k']['mean']:+.3f}")
+        out["sentence"] = Text("no verdict from {n} seed(s), a verdict needs {needed}; RL - SFT at K = {K}: "
+                               "Maj {maj:+.3f}, Pass {pas:+.3f}", n=len(per_seed), needed=MIN_SEEDS_FOR_A_VERDICT,
+                               K=K, maj=maj, pas=pas)
         return out
     if not out["mid_range_start"]:
-        reading = (f"the SFT model's Maj@{K} left {b.mid_range} on some seed ({', '.join(f'{v:.3f}' for v in sft_maj)}): "
-                   "pick another sft_steps before reading this run")
+        reading = Text("the SFT model's Maj@{K} left {mid_range} on some seed ({values}): pick another sft_steps "
+                       "before reading this run", K=K, mid_range=b.mid_range,
+                       values=", ".join(f"{v:.3f}" for v in sft_maj))
     elif m == "raised" and p != "raised":
-        reading = f"as in the paper's Figure 7: RL raised Maj@{K} and not Pass@{K}"
+        reading = Text("as in the paper's Figure 7: RL raised Maj@{K} and not Pass@{K}", K=K)
     elif m == "raised" and p == "raised":
-        reading = (f"unlike the paper's Figure 7: RL raised Maj@{K} and Pass@{K} too (by less: "
-                   f"{out['maj_at_k']['mean']:+.3f} against {out['pass_at_k']['mean']:+.3f})")
+        reading = Text("unlike the paper's Figure 7: RL raised Maj@{K} and Pass@{K} too (by less: "
+                       "{maj:+.3f} against {pas:+.3f})", K=K, maj=maj, pas=pas)
     else:
-        reading = f"RL: Maj@{K} {m}, Pass@{K} {p}; the paper's claim is neither shown nor refuted here"
-    out["sentence"] = f"Maj@{K} {m}, Pass@{K} {p}: {reading}"
+        reading = Text("RL: Maj@{K} {m}, Pass@{K} {p}; the paper's claim is neither shown nor refuted here",
+                       K=K, m=m, p=p)
+    out["sentence"] = Text("Maj@{K} {m}, Pass@{K} {p}: {reading}", K=K, m=m, p=p, reading=reading)
     return out
+
+
+def revive(result):
+    """A figure7 result loaded from JSON with its verdict's sentence and change words rebuilt as `Text`
+    from its numbers, each where the rebuilt English equals the stored one (see `common._revived`)."""
+    try:
+        budget = dict(result["budget"])
+        budget["mid_range"] = tuple(budget["mid_range"])
+        rebuilt = verdict(result["k"], result["per_seed"], Budget(**budget))
+        stored = result["verdict"]
+    except (KeyError, TypeError, ValueError, IndexError):
+        return result  # an older layout: shown as stored
+    if stored.get("sentence") == rebuilt["sentence"]:
+        stored["sentence"] = rebuilt["sentence"]
+        if isinstance(result.get("headline"), dict) and result["headline"].get("verdict") == rebuilt["sentence"]:
+            result["headline"]["verdict"] = rebuilt["sentence"]
+    for key in ("maj_at_k", "pass_at_k"):
+        if isinstance(stored.get(key), dict) and stored[key].get("change") == rebuilt[key]["change"]:
+            stored[key]["change"] = rebuilt[key]["change"]
+    return result
 
 
 def summarise(ks, per_seed, preset, b, seeds, seconds):
@@ -187,8 +212,9 @@ def plot(result):
     """Figure 7's two panels (Maj@K, Pass@K): SFT and RL, mean over seeds with a band of one std."""
     k = result["k"]
     curves = {"SFT": result["sft"], "RL (GRPO)": result["rl"]}
-    title = (f"Figure 7 on the lab: {result['seeds']} seed(s), {result['budget']['k_problems']} held-out questions, "
-             f"T = {result['budget']['temperature']}")
+    title = Text("Figure 7 on the lab: {seeds} seed(s), {k_problems} held-out questions, T = {temperature}",
+                 seeds=result["seeds"], k_problems=result["budget"]["k_problems"],
+                 temperature=result["budget"]["temperature"])
     fig = plot_pass_maj(k, curves, title=title)
     for ax, key in zip(fig.axes, ("maj_at_k", "pass_at_k")):
         for line, m in zip(ax.get_lines(), ("sft", "rl")):
@@ -219,7 +245,8 @@ def plot_per_question(result, seed=0):
     jitter = np.random.default_rng(0).normal(0, 0.006, q["questions"])  # separates equal x values
     ax.scatter(q["sft"] + jitter, q["rl"], s=10, alpha=0.5)
     ax.plot([0, 1], [0, 1], color="grey", lw=1)
-    ax.set(xlabel="fraction right, SFT", ylabel="fraction right, RL", title=f"per question (seed {seed})")
+    ax.set(xlabel=Text("fraction right, SFT"), ylabel=Text("fraction right, RL"),
+           title=Text("per question (seed {seed})", seed=seed))
     ax.grid(alpha=0.3)
     fig.tight_layout()
     return fig

@@ -2,7 +2,10 @@
 
 Each function returns a matplotlib Figure and leaves showing it to the caller.
 References: DeepSeekMath (arXiv 2402.03300) Figure 7 for `plot_pass_maj`.
+Labels and titles are `unified_rl.text.Text`: English here, Chinese in the course's Chinese edition.
 """
+
+from ..text import Text
 
 
 def plot_pass_maj(k, curves, title=None):
@@ -24,9 +27,9 @@ def plot_pass_maj(k, curves, title=None):
             ax.plot(k, [float(v) for v in c[key]], marker="o", label=name)
         ax.set_xscale("log", base=2)
         ax.set_xticks(k, [str(v) for v in k])
-        ax.set(xlabel="K: samples per question", title=label)
+        ax.set(xlabel=Text("K: samples per question"), title=label)
         ax.grid(alpha=0.3)
-    axes[0].set_ylabel("accuracy")
+    axes[0].set_ylabel(Text("accuracy"))
     axes[1].legend(fontsize=8)
     if title:
         fig.suptitle(title)

@@ -1,0 +1,38 @@
+"""The package's prose outside the derivations in Chinese: {English template: Chinese template}.
+
+The §5.2 experiments (`unified_rl.experiments`) return their figures' labels and titles, figure7's
+verdict and `loaded_from` as `unified_rl.text.Text`; the course's tables read method summaries and
+docstring first lines through this table too. Identifiers, symbols (Maj@K, Pass@K, RL, SFT) and
+numbers stay as in English; the {fields} and their format specs are the English ones (tests/test_package_text.py).
+"""
+
+SENTENCES = {
+    # experiments/plots.py: Pass@K and Maj@K against K
+    "K: samples per question": "K：每个问题的采样数",
+    "accuracy": "准确率",
+    # experiments/figure7.py: the figures
+    "Figure 7 on the lab: {seeds} seed(s), {k_problems} held-out questions, T = {temperature}":
+        "实验室中的 Figure 7：{seeds} 个随机种子，{k_problems} 道留出问题，T = {temperature}",
+    "fraction right, SFT": "答对的比例，SFT",
+    "fraction right, RL": "答对的比例，RL",
+    "per question (seed {seed})": "逐题（种子 {seed}）",
+    # experiments/figure7.py: the verdict
+    "raised": "提高了",
+    "lowered": "降低了",
+    "no clear change": "没有明确变化",
+    "no verdict from {n} seed(s) (needs {needed})": "{n} 个种子不足以下结论（需要 {needed} 个）",
+    "no verdict from {n} seed(s), a verdict needs {needed}; RL - SFT at K = {K}: Maj {maj:+.3f}, Pass {pas:+.3f}":
+        "{n} 个种子不足以下结论，结论需要 {needed} 个；K = {K} 时 RL - SFT：Maj {maj:+.3f}，Pass {pas:+.3f}",
+    "the SFT model's Maj@{K} left {mid_range} on some seed ({values}): pick another sft_steps before reading "
+    "this run":
+        "SFT 模型的 Maj@{K} 在某个种子上超出了 {mid_range}（{values}）：先换一个 sft_steps，再解读这次运行",
+    "as in the paper's Figure 7: RL raised Maj@{K} and not Pass@{K}":
+        "与论文的 Figure 7 一致：RL 提高了 Maj@{K}，而没有提高 Pass@{K}",
+    "unlike the paper's Figure 7: RL raised Maj@{K} and Pass@{K} too (by less: {maj:+.3f} against {pas:+.3f})":
+        "与论文的 Figure 7 不同：RL 提高了 Maj@{K}，也提高了 Pass@{K}（幅度更小：{maj:+.3f} 对 {pas:+.3f}）",
+    "RL: Maj@{K} {m}, Pass@{K} {p}; the paper's claim is neither shown nor refuted here":
+        "RL：Maj@{K} {m}，Pass@{K} {p}；这里既没有证实也没有否定论文的结论",
+    "Maj@{K} {m}, Pass@{K} {p}: {reading}": "Maj@{K} {m}，Pass@{K} {p}：{reading}",
+    # experiments/common.py
+    "the full run shipped with the course ({path})": "随课程一起提供的完整运行（{path}）",
+}
