@@ -96,6 +96,16 @@ def tr(english, **values):
         raise ValueError(f"sentence {english!r} needs the field {e}; given {sorted(values)}") from None
 
 
+def t_of(key, english):
+    """`english`, a text read from the package (a method's summary, a docstring's first line), in the
+    current language: the message `key` while its English is this very text, else `english` itself (a
+    text edited in the package shows in English until its catalogue entry follows; tests/test_package_text.py)."""
+    entry = CATALOGUE.get(key)
+    if entry is None or entry[0].format() != english:
+        return english
+    return t(key)
+
+
 class Msg:
     """A message looked up when shown (str(), f-strings), so that it follows the current language."""
 

@@ -14,7 +14,7 @@ import torch
 from matplotlib.figure import Figure
 
 from unified_rl import coefficients, paradigm
-from unified_rl.course.i18n import t
+from unified_rl.course.i18n import t, t_of
 from unified_rl.course.explorer import Explorer, _slider
 from unified_rl.methods import METHODS
 from unified_rl.sampling import rollout_from_texts
@@ -41,6 +41,11 @@ def _first_line(obj):
     return (inspect.getdoc(obj) or "").strip().split("\n")[0]
 
 
+def _doc_shown(obj, name):
+    """The first docstring line of obj in the current language (catalogue key doc.NAME, messages/methods.py)."""
+    return t_of(f"doc.{name}", _first_line(obj))
+
+
 def _gc_function(method):
     """The `coefficients` function a method's coefficient calls (read from its source)."""
     called = re.findall(r"\bC\.(\w+)\(", inspect.getsource(method.coefficient))
@@ -65,17 +70,18 @@ def method_rows(lab, names=None):
         m = METHODS[name]
         source = m.data_source(lab)
         reward = t("nb.basics.human") if m.reward is None else (
-            f"`{type(m.reward).__name__}`: {_first_line(m.reward)}")
+            f"`{type(m.reward).__name__}`: {_doc_shown(m.reward, type(m.reward).__name__)}")
         gc = _gc_function(m)
         extra = []
         if m.advantage is not None:
-            extra.append(f"`{m.advantage.__name__}`: {_first_line(m.advantage)}")
+            extra.append(f"`{m.advantage.__name__}`: {_doc_shown(m.advantage, m.advantage.__name__)}")
         if m.extra_loss is not None:
-            extra.append(f"`{m.extra_loss.__name__}`: {_first_line(m.extra_loss)}")
+            extra.append(f"`{m.extra_loss.__name__}`: {_doc_shown(m.extra_loss, m.extra_loss.__name__)}")
         if getattr(m, "defaults", None):
             extra.append(t("nb.basics.defaults") + ", ".join(f"{k}={v}" for k, v in m.defaults.items()))
-        rows.append([f"**{name}**", f"`{type(source).__name__}`: {_first_line(source)}", reward,
-                     f"`coefficients.{gc.__name__}`: {_first_line(gc)}", "; ".join(extra) or "", m.summary])
+        rows.append([f"**{name}**", f"`{type(source).__name__}`: {_doc_shown(source, type(source).__name__)}", reward,
+                     f"`coefficients.{gc.__name__}`: {_doc_shown(gc, 'coefficients.' + gc.__name__)}",
+                     "; ".join(extra) or "", t_of(f"method.summary.{name}", m.summary)])
     return rows
 
 

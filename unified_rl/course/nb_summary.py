@@ -9,7 +9,7 @@ tables in notebooks 10 and 11.) `markdown_table` renders rows for `IPython.displ
 import sympy as sp
 
 from unified_rl import data, derivations
-from unified_rl.course.i18n import t
+from unified_rl.course.i18n import t, t_of
 from unified_rl.methods import METHODS
 
 # each method of the paper's appendix A.1 (and §4.1.3's process supervision) -> its derivation
@@ -81,5 +81,5 @@ def later_rows():
     reward, coefficient function, paper, and what it changes."""
     return [{"method": m.name, "data source": source_name(m), "reward": reward_name(m),
              "GC": f"`{m.coefficient.__name__}`", "paper": m.paper,
-             "what it changes": m.summary.replace("|", r"\|")}  # a bare | would split the cell
+             "what it changes": t_of(f"method.summary.{name}", m.summary).replace("|", r"\|")}  # a bare | splits a cell
             for name, m in METHODS.items() if name not in DERIVATION]

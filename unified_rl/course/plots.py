@@ -22,6 +22,7 @@ from .i18n import Msg, t, text
 LABELS = {k: Msg(f"plot.label.{k}") for k in (
     "reward", "accuracy", "kl", "clip_frac", "coef_mean", "coef_std", "seconds", "loss", "eval_accuracy",
     "value_loss", "coef_zero_frac", "response_len")}
+LABELS["groups with no signal"] = Msg("plot.label.no_signal")  # the key notebook 06 gives nb_grpo.add_history
 
 
 def label(key):

@@ -28,4 +28,5 @@ MESSAGES.update({
     "plot.label.value_loss": ("value loss", "价值损失"),
     "plot.label.coef_zero_frac": ("share of tokens with GC = 0", "GC = 0 的 token 比例"),
     "plot.label.response_len": ("response length (tokens)", "回答长度（token 数）"),
+    "plot.label.no_signal": ("groups with no signal", "没有信号的组"),
 })

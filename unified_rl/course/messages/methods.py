@@ -1,0 +1,103 @@
+"""The methods' summaries and the first docstring lines notebook 00's method table shows, in Chinese.
+
+`i18n.t_of(key, english)` shows the Chinese only while the English here is the package's current text
+(tests/test_package_text.py checks that every entry still matches, so an edit in the package is noticed).
+"""
+
+MESSAGES = {
+    # Method.summary (unified_rl/methods/): notebook 00 and notebook 09's "what it changes"
+    'method.summary.sft':
+        ('imitate human-written solutions',
+         '模仿人类写的解答'),
+    'method.summary.rft':
+        ("imitate the SFT model's correct samples",
+         '模仿 SFT 模型答对的样本'),
+    'method.summary.online-rft':
+        ("imitate the policy's own correct samples",
+         '模仿策略自己答对的样本'),
+    'method.summary.dpo':
+        ('raise correct over incorrect SFT samples, relative to pi_ref',
+         '相对 pi_ref，抬高 SFT 的正确样本、压低错误样本'),
+    'method.summary.ppo':
+        ('policy gradient with GAE advantages from a learned value model',
+         '用学到的价值模型给出的 GAE 优势做策略梯度'),
+    'method.summary.grpo':
+        ('policy gradient with group-relative advantages and a k3 KL penalty',
+         '用组内相对优势和 k3 KL 惩罚做策略梯度'),
+    'method.summary.grpo-process':
+        ('GRPO with per-step (process) rewards',
+         '带逐步（过程）奖励的 GRPO'),
+    'method.summary.ipo':
+        ('regress the log-ratio margin onto 1/(2 tau): no saturation, pulls back past it',
+         '把对数比的差距回归到 1/(2 tau)：不会饱和，超过后会被拉回'),
+    'method.summary.simpo':
+        ('DPO on mean log-probs with a target margin gamma, no reference model',
+         '在平均对数概率上做 DPO，带目标间隔 gamma，不需要参考模型'),
+    'method.summary.kto':
+        ('unpaired: raise desirable, lower undesirable samples around a reference point z0',
+         '不成对：围绕参考点 z0 抬高理想样本、压低不理想样本'),
+    'method.summary.orpo':
+        ('SFT on the chosen answer plus an odds-ratio penalty on the rejected, no reference',
+         '在被选中的回答上做 SFT，再对被拒绝的回答加一个优势比（odds ratio）惩罚，不需要参考模型'),
+    'method.summary.dr-grpo':
+        ('GRPO without the std and the 1/|o| (a constant normaliser)',
+         '去掉标准差和 1/|o|（换成常数归一化）的 GRPO'),
+    'method.summary.dapo':
+        ('clip-higher, dynamic sampling, token-mean, overlong shaping; no KL',
+         'clip-higher、动态采样、token 平均、超长惩罚；不用 KL'),
+    'method.summary.gspo':
+        ('one importance ratio per sequence, clipped at the sequence level; no KL',
+         '每个序列一个重要性比率，在序列层面裁剪；不用 KL'),
+    'method.summary.cispo':
+        ('a clipped stop-gradient ratio weighs every token, none dropped; no KL',
+         '裁剪后截断梯度的比率给每个 token 加权，一个也不丢；不用 KL'),
+    'method.summary.rloo':
+        ('REINFORCE with the leave-one-out baseline: k/(k-1) (r - mean), no std; no KL',
+         '以留一法为基线的 REINFORCE：k/(k-1) (r - mean)，不除以标准差；不用 KL'),
+    'method.summary.reinforce++':
+        ('returns with the k1 KL in them, normalised over the whole batch',
+         '回报中含 k1 KL，在整个批次上归一化'),
+    'method.summary.remax':
+        ("REINFORCE with the greedy answer's reward as the baseline; no KL",
+         '以贪心回答的奖励为基线的 REINFORCE；不用 KL'),
+    # first docstring lines: notebook 00's method table
+    'doc.FixedDataset':
+        ('SFT: batches of the limited human-written dataset (reward = human selection).',
+         'SFT：有限的人类书写数据集中的批次（奖励 = 人类筛选）。'),
+    'doc.coefficients.sft':
+        ('Eq 7: GC = 1 on every token of the human-written response.',
+         'Eq 7：在人类书写回答的每个 token 上 GC = 1。'),
+    'doc.FrozenPolicySamples':
+        ('Offline: samples of the frozen SFT model pi_sft (the reference copy), never of pi_theta.',
+         '离线：冻结的 SFT 模型 pi_sft（参考副本）的样本，从不来自 pi_theta。'),
+    'doc.RuleReward':
+        ('The rule-based outcome reward as a `reward(rollout)` callable.',
+         '基于规则的结果奖励，是一个 `reward(rollout)` 可调用对象。'),
+    'doc.coefficients.rft':
+        ('Eq 10: GC = I(o), 1 when the sampled answer is correct, else 0 (the sample is dropped).',
+         'Eq 10：GC = I(o)，采样的答案正确时为 1，否则为 0（该样本被丢弃）。'),
+    'doc.PolicySamples':
+        ('Online: group_size samples per question from the current policy pi_theta.',
+         '在线：每个问题从当前策略 pi_theta 采 group_size 个样本。'),
+    'doc.PreferencePairs':
+        ('DPO: for a question, a correct sample of pi_sft is chosen (o+) and an incorrect one rejected (o-).',
+         'DPO：对一个问题，pi_sft 的一个正确样本被选中（o+），一个错误样本被拒绝（o-）。'),
+    'doc.coefficients.dpo':
+        ('Eq 14, exact: +c on chosen tokens, -c on rejected ones, c = beta * sigmoid(beta x- - beta x+).',
+         'Eq 14，精确形式：被选中回答的 token 上为 +c，被拒绝回答的 token 上为 -c，c = beta * sigmoid(beta x- - beta x+)。'),
+    'doc.coefficients.ppo':
+        ('Eq 18: GC = A_t (from GAE), taken on-policy (pi_old = pi_theta) as the paper does.',
+         'Eq 18：GC = A_t（来自 GAE），与论文一样在同策略（pi_old = pi_theta）下取值。'),
+    'doc.ppo_advantage':
+        ('GAE on the per-token reward of DeepSeekMath eq 2: r_t = R [t = last] - beta KL_t.',
+         '在 DeepSeekMath eq 2 的逐 token 奖励上做 GAE：r_t = R [t = last] - beta KL_t。'),
+    'doc.Critic':
+        ("PPO's value model V_psi (a copy of the policy's trunk with a scalar head) and its loss.",
+         'PPO 的价值模型 V_psi（策略主干的副本加一个标量输出头）及其损失。'),
+    'doc.coefficients.grpo':
+        ('Eq 21: GC = A-hat_{{i,t}} + beta * (pi_ref / pi_theta - 1).',
+         'Eq 21：GC = A-hat_{{i,t}} + beta * (pi_ref / pi_theta - 1)。'),
+    'doc.process_advantage':
+        ('§4.1.3: per-step rewards normalised over the group, summed from each token onward.',
+         '§4.1.3：逐步奖励在组内归一化，再从每个 token 往后求和。'),
+}
