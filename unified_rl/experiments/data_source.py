@@ -24,6 +24,7 @@ import torch
 
 from ..sampling import sample
 from ..task import make_splits, parse_steps
+from ..text import Text
 from ..trainer import train
 from . import common
 
@@ -164,20 +165,22 @@ def plot(result):
             ax.fill_between(k, m - s, m + s, color=f"C{i}", alpha=0.15, lw=0)
         ax.set_xscale("log", base=2)
         ax.set_xticks(k, [str(v) for v in k])
-        ax.set(title=f"{label}, {test} held-out", xlabel="K: samples per question", ylim=(-0.02, 1.02))
+        ax.set(title=Text("{label}, {test} held-out", label=label, test=Text(test)),
+               xlabel=Text("K: samples per question"), ylim=(-0.02, 1.02))
         ax.grid(alpha=0.3)
-    axes[0, 0].set_ylabel("accuracy")
+    axes[0, 0].set_ylabel(Text("accuracy"))
     axes[0, 1].legend(fontsize=7)
     width = 0.8 / len(models)
-    for ax, key, title in ((axes[1, 0], "greedy", "greedy accuracy"), (axes[1, 1], "step_accuracy", "steps right (greedy)")):
+    for ax, key, title in ((axes[1, 0], "greedy", Text("greedy accuracy")),
+                           (axes[1, 1], "step_accuracy", Text("steps right (greedy)"))):
         for i, model in enumerate(models):
             xs = np.arange(len(TESTS)) + (i - (len(models) - 1) / 2) * width
             m = [result["mean"][model][t].get(key, np.nan) for t in TESTS]
             s = [result["spread"][model][t].get(key, 0.0) for t in TESTS]
             ax.bar(xs, m, width, yerr=s, color=f"C{i}", capsize=2)
-        ax.set_xticks(range(len(TESTS)), [f"{t} held-out" for t in TESTS])
+        ax.set_xticks(range(len(TESTS)), [Text("{test} held-out", test=Text(t)) for t in TESTS])
         ax.set(title=title, ylim=(0, 1.02))
         ax.grid(alpha=0.3, axis="y")
-    fig.suptitle(f"Data source: GRPO on different question pools ({result['seeds']} seed(s))")
+    fig.suptitle(Text("Data source: GRPO on different question pools ({seeds} seed(s))", seeds=result["seeds"]))
     fig.tight_layout()
     return fig

@@ -18,6 +18,7 @@ from ..data import PreferencePairs
 from ..evaluation import greedy_accuracy
 from ..methods import METHODS
 from ..rewards import NoisyReward, RuleReward
+from ..text import Text
 from ..trainer import train
 from . import common
 
@@ -121,15 +122,17 @@ def plot(result):
             s = np.array([s["std"] for s in result[key][name]])
             ax.errorbar(ps, m, yerr=s, marker="o", ms=4, capsize=3, color=f"C{i}", label=name)
     sft = result["sft"]["mean"]
-    axes[0].axhline(sft, color="grey", ls="--", lw=1, label="SFT (start)")
-    axes[0].set(xlabel="fraction of rewards flipped", ylabel="held-out greedy accuracy", title="accuracy")
+    axes[0].axhline(sft, color="grey", ls="--", lw=1, label=Text("SFT (start)"))
+    axes[0].set(xlabel=Text("fraction of rewards flipped"), ylabel=Text("held-out greedy accuracy"),
+                title=Text("accuracy"))
     axes[1].axhline(0, color="grey", lw=1)
-    axes[1].set(xlabel="fraction of rewards flipped", ylabel=f"change vs. p = {ps[0]}",
-                title="what the noise costs")
+    axes[1].set(xlabel=Text("fraction of rewards flipped"), ylabel=Text("change vs. p = {p}", p=ps[0]),
+                title=Text("what the noise costs"))
     for ax in axes:
         ax.set_xticks(ps)
         ax.grid(alpha=0.3)
     axes[0].legend(fontsize=7)
-    fig.suptitle(f"Noisy rewards ({result['seeds']} seed(s), {result['budget']['rl_steps']} steps per run)")
+    fig.suptitle(Text("Noisy rewards ({seeds} seed(s), {steps} steps per run)", seeds=result["seeds"],
+                      steps=result["budget"]["rl_steps"]))
     fig.tight_layout()
     return fig

@@ -28,6 +28,7 @@ from ..methods import METHODS
 from ..rewards.model import RewardModel, auc, train_reward_model
 from ..rewards import ModelReward, rule_reward
 from ..sampling import sample
+from ..text import Text
 from ..trainer import train
 from . import common
 
@@ -208,13 +209,14 @@ def plot(result):
         steps = np.arange(1, len(seen) + 1)
         axes[2].plot(steps, seen, color=f"C{i}", lw=1, ls="--")
         axes[2].plot(steps, true, color=f"C{i}", lw=1.5, label=arm)
-    axes[0].set(xlabel="responses sampled (incl. the reward model's data)", ylabel="held-out greedy accuracy",
-                title="accuracy per sample")
-    axes[1].set(xlabel="wall-clock seconds (incl. reward-model training)", title="accuracy per second")
-    axes[2].set(xlabel="GRPO step", ylabel="batch mean", title="reward seen (dashed) vs. truth (solid)")
+    axes[0].set(xlabel=Text("responses sampled (incl. the reward model's data)"),
+                ylabel=Text("held-out greedy accuracy"), title=Text("accuracy per sample"))
+    axes[1].set(xlabel=Text("wall-clock seconds (incl. reward-model training)"), title=Text("accuracy per second"))
+    axes[2].set(xlabel=Text("GRPO step"), ylabel=Text("batch mean"),
+                title=Text("reward seen (dashed) vs. truth (solid)"))
     for ax in axes:
         ax.grid(alpha=0.3)
         ax.legend(fontsize=7)
-    fig.suptitle(f"Reward functions for GRPO ({result['seeds']} seed(s))")
+    fig.suptitle(Text("Reward functions for GRPO ({seeds} seed(s))", seeds=result["seeds"]))
     fig.tight_layout()
     return fig

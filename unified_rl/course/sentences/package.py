@@ -35,4 +35,28 @@ SENTENCES = {
     "Maj@{K} {m}, Pass@{K} {p}: {reading}": "Maj@{K} {m}，Pass@{K} {p}：{reading}",
     # experiments/common.py
     "the full run shipped with the course ({path})": "随课程一起提供的完整运行（{path}）",
+    # experiments/data_source.py (notebook 08)
+    "{label}, {test} held-out": "{label}，{test}留出集",
+    "in-distribution": "同分布",
+    "harder": "更难",
+    "greedy accuracy": "贪心解码准确率",
+    "steps right (greedy)": "做对的步骤（贪心解码）",
+    "{test} held-out": "{test}留出集",
+    "Data source: GRPO on different question pools ({seeds} seed(s))": "数据来源：在不同问题池上做 GRPO（{seeds} 个种子）",
+    # experiments/noisy_reward.py (notebook 08)
+    "SFT (start)": "SFT（起点）",
+    "fraction of rewards flipped": "被翻转的奖励比例",
+    "held-out greedy accuracy": "留出集上的贪心解码准确率",
+    "change vs. p = {p}": "相对 p = {p} 的变化",
+    "what the noise costs": "噪声的代价",
+    "Noisy rewards ({seeds} seed(s), {steps} steps per run)": "带噪声的奖励（{seeds} 个种子，每次运行 {steps} 步）",
+    # experiments/reward_function.py (notebook 08)
+    "responses sampled (incl. the reward model's data)": "采样的回答数（含奖励模型的数据）",
+    "wall-clock seconds (incl. reward-model training)": "墙钟秒数（含奖励模型的训练）",
+    "accuracy per sample": "每个样本换来的准确率",
+    "accuracy per second": "每秒换来的准确率",
+    "GRPO step": "GRPO 步数",
+    "batch mean": "批次均值",
+    "reward seen (dashed) vs. truth (solid)": "看到的奖励（虚线）与真实值（实线）",
+    "Reward functions for GRPO ({seeds} seed(s))": "GRPO 的奖励函数（{seeds} 个种子）",
 }
