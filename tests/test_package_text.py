@@ -1,0 +1,267 @@
+"""The package's prose outside the derivations speaks Chinese in the Chinese edition, English unchanged.
+
+The §5.2 experiments' figures (labels, titles, legends, tick labels), figure7's verdict and
+`loaded_from` are `unified_rl.text.Text` (Chinese in unified_rl/course/sentences/package.py); the
+course's method tables read method summaries and docstring first lines through `i18n.t_of`
+(unified_rl/course/messages/methods.py). These tests draw every figure notebooks 07 and 08 show from
+the shipped runs, in English and in Chinese, and record each Text the translator is asked for:
+- every Text shown has Chinese with the same {fields}, and its English is byte for byte the old output;
+- in Chinese, every piece of English prose on a figure is shown in Chinese (nothing left behind);
+- a template without Chinese, or an entry the package's text has moved away from, is reported.
+"""
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import matplotlib.pyplot as plt  # noqa: E402
+import pytest  # noqa: E402
+
+from unified_rl import text  # noqa: E402
+from unified_rl.course import i18n, nb_basics, nb_summary  # noqa: E402
+from unified_rl.course.messages import CATALOGUE  # noqa: E402
+from unified_rl.course.messages.methods import MESSAGES as METHOD_MESSAGES  # noqa: E402
+from unified_rl.course.plots import label as metric_label  # noqa: E402
+from unified_rl.course.sentences import SENTENCES as ALL_SENTENCES  # noqa: E402
+from unified_rl.course.sentences.package import SENTENCES  # noqa: E402
+from unified_rl.experiments import common, data_source, figure7, noisy_reward, reward_function  # noqa: E402
+from unified_rl.experiments.plots import plot_pass_maj  # noqa: E402
+from unified_rl.methods import METHODS  # noqa: E402
+from unified_rl.text import Text  # noqa: E402
+
+from test_text import HAN, WORDS  # noqa: E402  (the same sentence and Chinese tests)
+
+
+@pytest.fixture(autouse=True)
+def english_after():
+    yield
+    i18n.set_language("en")
+    plt.close("all")
+
+
+FIGURES = {  # what notebooks 07 and 08 draw, from the shipped runs
+    "pass_maj": lambda: plot_pass_maj([1, 2, 4], {"toy": {"pass_at_k": [0.2, 0.3, 0.4], "maj_at_k": [0.2, 0.2, 0.3]}}),
+    "figure7": lambda: figure7.plot(common.load_shipped("figure7")),
+    "figure7 per question": lambda: figure7.plot_per_question(common.load_shipped("figure7"), 1),
+    "data-source": lambda: data_source.plot(common.load_shipped("data-source")),
+    "noisy-reward": lambda: noisy_reward.plot(common.load_shipped("noisy-reward")),
+    "reward-function": lambda: reward_function.plot(common.load_shipped("reward-function")),
+}
+
+
+def strings(fig):
+    """Every string a reader sees on fig: suptitle, then per axes title, labels, legend, tick labels."""
+    out = [fig._suptitle.get_text() if fig._suptitle else ""]
+    for ax in fig.axes:
+        out += [ax.get_title(), ax.get_xlabel(), ax.get_ylabel()]
+        legend = ax.get_legend()
+        out += [t.get_text() for t in legend.get_texts()] if legend else []
+        out += [t.get_text() for t in ax.get_xticklabels() + ax.get_yticklabels()]
+    return out
+
+
+def recorded(sentences):
+    """A translator like i18n's over `sentences` that records every template it is asked for."""
+    asked = []
+
+    def translator(template, fields):
+        asked.append((template, fields))
+        zh = sentences.get(template)
+        return None if zh is None else zh.format(**fields)
+    return asked, translator
+
+
+def problems(asked, sentences):
+    """Readable lines for each template asked for that has no Chinese, or one with other {fields}."""
+    out = []
+    for template, fields in asked:
+        zh = sentences.get(template)
+        if zh is None:
+            out.append(f"no Chinese for {template!r}")
+        elif i18n.fields(zh) != i18n.fields(template) or set(i18n.fields(template)) != set(fields):
+            out.append(f"fields differ: {template!r} {i18n.fields(template)} vs {zh!r} {i18n.fields(zh)}")
+    return sorted(set(out))
+
+
+def draw_in_both(name):
+    """(English strings, Chinese strings, templates asked for) of one figure."""
+    i18n.set_language("en")
+    en = strings(FIGURES[name]())
+    i18n.set_language("zh")
+    asked, translator = recorded(SENTENCES)
+    text.set_translator(translator)
+    zh = strings(FIGURES[name]())
+    return en, zh, asked
+
+
+# the English the figures showed before their labels were Text (copied from the old code's f-strings)
+BEFORE = {
+    "pass_maj": ["K: samples per question", "accuracy", "Maj@K", "Pass@K"],
+    "figure7": ["Figure 7 on the lab: 3 seed(s), 200 held-out questions, T = 0.7", "K: samples per question",
+                "accuracy", "SFT", "RL (GRPO)"],
+    "figure7 per question": ["fraction right, SFT", "fraction right, RL", "per question (seed 1)"],
+    "data-source": ["Data source: GRPO on different question pools (3 seed(s))", "Maj@K, in-distribution held-out",
+                    "Pass@K, in-distribution held-out", "K: samples per question", "accuracy", "greedy accuracy",
+                    "steps right (greedy)", "in-distribution held-out", "harder held-out", "GRPO: harder-process"],
+    "noisy-reward": ["Noisy rewards (3 seed(s), 30 steps per run)", "fraction of rewards flipped",
+                     "held-out greedy accuracy", "accuracy", "change vs. p = 0.0", "what the noise costs", "SFT (start)"],
+    "reward-function": ["Reward functions for GRPO (3 seed(s))", "responses sampled (incl. the reward model's data)",
+                        "held-out greedy accuracy", "accuracy per sample",
+                        "wall-clock seconds (incl. reward-model training)", "accuracy per second", "GRPO step",
+                        "batch mean", "reward seen (dashed) vs. truth (solid)"],
+}
+IDENTIFIERS = {"GRPO: sft-questions", "GRPO: unseen-questions", "GRPO: harder-questions", "GRPO: harder-process"}
+
+
+@pytest.mark.parametrize("name", list(FIGURES))
+def test_every_figure_speaks_chinese_and_its_english_is_the_old_one(name):
+    en, zh, asked = draw_in_both(name)
+    missing = [s for s in BEFORE[name] if s not in en]
+    assert not missing, f"{name}: the English changed: {missing} not in {en}"
+    assert asked and not problems(asked, SENTENCES), problems(asked, SENTENCES)
+    assert len(en) == len(zh)
+    left = [e for e, z in zip(en, zh) if WORDS.search(e) and e not in IDENTIFIERS and not HAN.search(z)]
+    assert not left, f"{name}: English prose left in the Chinese figure: {left}"
+    assert all(z == e for e, z in zip(en, zh) if e in IDENTIFIERS)
+
+
+def test_the_verdict_and_loaded_from_in_both_languages(capsys):
+    full = common.load_shipped("figure7")
+    sentence = full["verdict"]["sentence"]
+    old = ("Maj@16 raised, Pass@16 raised: unlike the paper's Figure 7: RL raised Maj@16 and Pass@16 too "
+           "(by less: +0.208 against +0.070)")
+    assert isinstance(sentence, Text) and sentence == old and full["headline"]["verdict"] == old  # rebuilt, same value
+    assert full["loaded_from"] == "the full run shipped with the course (unified_rl/experiments/results)"
+    i18n.set_language("zh")
+    print(sentence)
+    print(i18n.tr("verdict: {sentence}", sentence=sentence))  # as notebook 07 prints it
+    print(full["loaded_from"])  # as notebook 12 prints it
+    out = capsys.readouterr().out.splitlines()
+    assert out[0] == "Maj@16 提高了，Pass@16 提高了：与论文的 Figure 7 不同：RL 提高了 Maj@16，也提高了 Pass@16（幅度更小：+0.208 对 +0.070）"
+    assert out[1].endswith(out[0]) and HAN.search(out[1].replace(out[0], ""))
+    assert out[2] == "随课程一起提供的完整运行（unified_rl/experiments/results）"
+    i18n.set_language("en")
+    print(sentence)
+    print(full["loaded_from"])
+    assert capsys.readouterr().out.splitlines() == [old, "the full run shipped with the course (unified_rl/experiments/results)"]
+
+
+def _seed(sft_maj, rl_maj, sft_pass, rl_pass):
+    return {"sft": {"maj_at_k": [0, sft_maj, 0], "pass_at_k": [0, sft_pass, 0]},
+            "rl": {"maj_at_k": [0, rl_maj, 0], "pass_at_k": [0, rl_pass, 0]}}
+
+
+VERDICTS = {  # every branch of figure7.verdict: (per-seed numbers, the old f-string's English)
+    "few seeds": ([_seed(0.4, 0.6, 0.8, 0.8)] * 2,
+                  "no verdict from 2 seed(s), a verdict needs 3; RL - SFT at K = 2: Maj +0.200, Pass +0.000"),
+    "ceiling": ([_seed(0.98, 0.97, 0.99, 0.99)] * 3,
+                "Maj@2 no clear change, Pass@2 no clear change: the SFT model's Maj@2 left (0.3, 0.7) on some seed "
+                "(0.980, 0.980, 0.980): pick another sft_steps before reading this run"),
+    "as in the paper": ([_seed(0.4, 0.6, 0.8, 0.80), _seed(0.5, 0.7, 0.9, 0.89), _seed(0.45, 0.66, 0.85, 0.86)],
+                        "Maj@2 raised, Pass@2 no clear change: as in the paper's Figure 7: RL raised Maj@2 and not Pass@2"),
+    "unlike": ([_seed(0.4, 0.6, 0.8, 0.9), _seed(0.5, 0.7, 0.8, 0.88), _seed(0.45, 0.66, 0.8, 0.87)],
+               "Maj@2 raised, Pass@2 raised: unlike the paper's Figure 7: RL raised Maj@2 and Pass@2 too "
+               "(by less: +0.203 against +0.083)"),
+    "neither": ([_seed(0.6, 0.4, 0.8, 0.8), _seed(0.7, 0.5, 0.8, 0.8), _seed(0.66, 0.45, 0.8, 0.8)],
+                "Maj@2 lowered, Pass@2 no clear change: RL: Maj@2 lowered, Pass@2 no clear change; the paper's claim "
+                "is neither shown nor refuted here"),
+}
+
+
+@pytest.mark.parametrize("case", list(VERDICTS))
+def test_every_verdict_sentence_in_both_languages(case):
+    per_seed, old = VERDICTS[case]
+    i18n.set_language("zh")
+    asked, translator = recorded(SENTENCES)
+    text.set_translator(translator)
+    v = figure7.verdict([1, 2, 4], per_seed, figure7.Budget(headline_k=2, samples=4))
+    assert v["sentence"] == old and text.english(v["sentence"]) == old
+    zh = str(v["sentence"])
+    assert asked and not problems(asked, SENTENCES), problems(asked, SENTENCES)
+    assert HAN.search(zh) and not WORDS.search(zh.replace("sft_steps", "").replace("SFT", "")), zh
+    i18n.set_language("en")
+    assert str(v["sentence"]) == f"{v['sentence']}" == old
+
+
+def test_a_revived_verdict_keeps_a_sentence_the_code_no_longer_writes():
+    full = common.load_shipped("figure7")
+    stored = "Maj@16 raised, Pass@16 raised: an older wording"
+    full["verdict"]["sentence"] = stored
+    figure7.revive(full)
+    assert type(full["verdict"]["sentence"]) is str and full["verdict"]["sentence"] == stored
+    assert figure7.revive({"experiment": "figure7"}) == {"experiment": "figure7"}  # an older layout: as it was
+
+
+def test_a_template_without_chinese_is_reported():
+    en, zh, asked = draw_in_both("noisy-reward")
+    fewer = {k: v for k, v in SENTENCES.items() if k != "what the noise costs"}
+    assert problems(asked, fewer) == ["no Chinese for 'what the noise costs'"]
+    renamed = {**SENTENCES, "change vs. p = {p}": "相对 p = {q} 的变化"}
+    assert any("fields differ" in p for p in problems(asked, renamed))
+    i18n.set_language("zh")
+    asked, translator = recorded(fewer)
+    text.set_translator(translator)
+    shown = strings(FIGURES["noisy-reward"]())
+    assert "what the noise costs" in shown  # the figure falls back to English, which the figure test flags
+    assert [s for s in shown if WORDS.search(s) and not HAN.search(s)] == ["what the noise costs"]
+
+
+def test_every_package_translation_is_used_and_agrees_with_the_merged_table():
+    asked = []
+    for name in FIGURES:
+        asked += draw_in_both(name)[2]
+    for per_seed, _ in VERDICTS.values():
+        asked_v, translator = recorded(SENTENCES)
+        text.set_translator(translator)
+        str(figure7.verdict([1, 2, 4], per_seed, figure7.Budget(headline_k=2, samples=4))["sentence"])
+        asked += asked_v
+    asked_c, translator = recorded(SENTENCES)
+    text.set_translator(translator)
+    str(figure7.change([0.1, 0.2])), str(common.load_shipped("figure7")["loaded_from"])
+    used = {template for template, _ in asked + asked_c}
+    assert not set(SENTENCES) - used, f"translations nothing uses: {sorted(set(SENTENCES) - used)}"
+    assert all(ALL_SENTENCES[en] == zh for en, zh in SENTENCES.items())
+
+
+def test_method_tables_speak_chinese_and_their_english_is_unchanged():
+    from unified_rl.trainer import make_lab
+
+    lab = make_lab()
+    en_rows, en_later = nb_basics.method_rows(lab), nb_summary.later_rows()
+    assert en_rows[1][-1] == METHODS["sft"].summary == "imitate human-written solutions"
+    assert en_rows[1][1] == ("`FixedDataset`: SFT: batches of the limited human-written dataset "
+                             "(reward = human selection).")
+    assert [r["what it changes"] for r in en_later] == [
+        METHODS[r["method"]].summary.replace("|", r"\|") for r in en_later]
+    i18n.set_language("zh")
+    zh_rows, zh_later = nb_basics.method_rows(lab), nb_summary.later_rows()
+    cells = [c for r in zh_rows[1:] for c in r[1:] if c] + [r["what it changes"] for r in zh_later]
+    prose = [c.split("`: ", 1)[-1] for cell in cells for c in cell.split("; ")]
+    left = [c for c in prose if WORDS.search(c) and not HAN.search(c)]
+    assert not left, f"English left in the Chinese method tables: {left}"
+    assert [r["method"] for r in zh_later] == [r["method"] for r in en_later]  # the keys stay English
+
+
+def test_every_method_message_still_matches_the_package():
+    """A catalogue entry whose English the package no longer has would silently show English: flag it."""
+    from unified_rl.trainer import make_lab
+
+    lab = make_lab()
+    live = {f"method.summary.{n}": m.summary for n, m in METHODS.items()}
+    for name in nb_basics.paper_methods():
+        m = METHODS[name]
+        objs = [(type(m.data_source(lab)).__name__, m.data_source(lab)), ("coefficients." + nb_basics._gc_function(m).__name__,
+                                                                          nb_basics._gc_function(m))]
+        objs += [(type(m.reward).__name__, m.reward)] if m.reward is not None else []
+        objs += [(o.__name__, o) for o in (m.advantage, m.extra_loss) if o is not None]
+        live.update({f"doc.{k}": nb_basics._first_line(o) for k, o in objs})
+    assert set(live) == set(METHOD_MESSAGES)
+    stale = [k for k, english in live.items() if CATALOGUE[k][0].format() != english]
+    assert not stale, f"catalogue entries the package's text moved away from: {stale}"
+    assert i18n.t_of("method.summary.sft", "a summary edited since") == "a summary edited since"  # English, never wrong
+
+
+def test_the_no_signal_label():
+    assert metric_label("groups with no signal") == "groups with no signal"  # as before: the key itself
+    i18n.set_language("zh")
+    assert metric_label("groups with no signal") == "没有信号的组"
