@@ -285,14 +285,12 @@ def load_shipped(name):
     return _revived(name, result)
 
 
-REVIVED = ("figure7",)
-"""Experiments whose module has `revive(result)`: it rebuilds the sentences of a result loaded from JSON
-(plain str there) from its numbers, as `unified_rl.text.Text`, so that they are shown in the current language."""
+REVIVED = ("figure7",)  # experiments whose module's `revive(result)` rebuilds a loaded result's sentences as Text
 
 
 def _revived(name, result):
-    """`result` with its sentences rebuilt by its experiment's `revive` (each one only where it is
-    reproduced exactly: a sentence an older version wrote differently stays as stored)."""
+    """`result` (from JSON: plain str) with its sentences rebuilt from its numbers as `Text`, shown in the
+    current language; each only where it is reproduced exactly (an older wording stays as stored)."""
     if name not in REVIVED:
         return result
     import importlib  # here: figure7 imports this module
