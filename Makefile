@@ -46,14 +46,15 @@ TEST_ENV := OMP_NUM_THREADS=1
 # The course is executed once: `make book` runs every notebook to its end (past a failing cell) and
 # keeps the executed copies, which tests/test_notebooks_executed.py reads as the notebook test and
 # tests/browser/test_book.py checks as a site (the tests marked `book`). The book is built beside the
-# rest of the suite (a notebook per core, pytest-xdist a test per core, the long tests first; the book's
-# log is printed when it is done), then the `book` tests run. Every step runs even if one failed; the
+# rest of the suite (a notebook per core; pytest-xdist a test file per core, so that a module's costly
+# fixture, nbgrader's whole workflow, is made once; the long tests first; the book's log is printed
+# when it is done), then the `book` tests run. Every step runs even if one failed; the
 # target fails if any did. To stay within its time, make test executes only the Chinese twins
 # TEST_ZH_EXECUTE (the others' code is checked against the English that ran) and caps notebook 12's
 # live training on the pretrained LLM at TEST_CAP steps (its page says so); `make book` runs all in full.
 TEST_ZH_EXECUTE ?= 00,06
 TEST_CAP ?= 12=3
-PYTEST := UNIFIED_RL_REQUIRE_BOOK=1 $(TEST_ENV) $(BIN)/pytest -q -n auto --dist worksteal
+PYTEST := UNIFIED_RL_REQUIRE_BOOK=1 $(TEST_ENV) $(BIN)/pytest -q -n auto --dist loadfile
 test: $(VENV)/.test $(VENV)/.llm $(VENV)/.book  ## every test: the package, every notebook (executed once, in the site build), the browser checks
 	@rc=0; mkdir -p build; \
 	$(MAKE) book ZH_EXECUTE=$(TEST_ZH_EXECUTE) BOOK_CAP=$(TEST_CAP) > build/make-book.log 2>&1 & book=$$!; \
@@ -64,7 +65,7 @@ test: $(VENV)/.test $(VENV)/.llm $(VENV)/.book  ## every test: the package, ever
 	exit $$rc
 
 test-fast: $(VENV)/.test $(VENV)/.llm  ## the package's fast tests only (under 2 minutes on 2 cores)
-	$(TEST_ENV) $(BIN)/pytest -q -n auto --dist worksteal tests -m "not slow and not browser"
+	$(TEST_ENV) $(BIN)/pytest -q -n auto --dist loadfile tests -m "not slow and not browser"
 
 # Not in CI: it runs the fast suite up to once per mutant (scripts/mutants.py lists them).
 mutants: $(VENV)/.test  ## plant each listed one-line bug in a temporary copy: every one must fail the fast suite

