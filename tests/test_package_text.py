@@ -26,7 +26,8 @@ from unified_rl.course.messages.methods import MESSAGES as METHOD_MESSAGES  # no
 from unified_rl.course.plots import label as metric_label  # noqa: E402
 from unified_rl.course.sentences import SENTENCES as ALL_SENTENCES  # noqa: E402
 from unified_rl.course.sentences.package import SENTENCES  # noqa: E402
-from unified_rl.experiments import common, data_source, figure7, noisy_reward, reward_function  # noqa: E402
+from unified_rl.experiments import (common, data_source, figure7, noisy_reward, policy_family,  # noqa: E402
+                                    preference_family, real_model, reward_function)
 from unified_rl.experiments.plots import plot_pass_maj  # noqa: E402
 from unified_rl.methods import METHODS  # noqa: E402
 from unified_rl.text import Text  # noqa: E402
@@ -49,6 +50,9 @@ FIGURES = {  # what notebooks 07 and 08 draw, from the shipped runs
     "data-source": lambda: data_source.plot(common.load_shipped("data-source")),
     "noisy-reward": lambda: noisy_reward.plot(common.load_shipped("noisy-reward")),
     "reward-function": lambda: reward_function.plot(common.load_shipped("reward-function")),
+    "policy-family": lambda: policy_family.plot(common.load_shipped("policy-family")),  # notebooks 10, 11, 12
+    "preference-family": lambda: preference_family.plot(common.load_shipped("preference-family")),
+    "real-model": lambda: real_model.plot(common.load_shipped("real-model")),
 }
 
 
@@ -112,8 +116,14 @@ BEFORE = {
                         "held-out greedy accuracy", "accuracy per sample",
                         "wall-clock seconds (incl. reward-model training)", "accuracy per second", "GRPO step",
                         "batch mean", "reward seen (dashed) vs. truth (solid)"],
+    "policy-family": ["held-out accuracy minus GRPO's (same seed)", "accuracy after RL, paired by seed", "step",
+                      "response length (tokens),\nmean of the last 10 steps", "response length over training"],
+    "preference-family": ["step", "held-out greedy accuracy", "accuracy during training", "log-ratio to the SFT model",
+                          "fixed pairs: x⁺ solid, x⁻ dashed"],
+    "real-model": ["held-out greedy accuracy", "each seed (grey)", "mean", "before", "K", "Maj@K", "Pass@K"],
 }
 IDENTIFIERS = {"GRPO: sft-questions", "GRPO: unseen-questions", "GRPO: harder-questions", "GRPO: harder-process"}
+IDENTIFIERS |= {f"{arm}: x⁺" for arm in ("dpo", "ipo", "simpo", "kto", "orpo", "sft-on-chosen", "dpo-fast")}  # arm: symbol
 
 
 @pytest.mark.parametrize("name", list(FIGURES))

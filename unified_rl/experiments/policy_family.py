@@ -24,6 +24,7 @@ from ..evaluation import greedy_accuracy
 from ..methods import METHODS
 from ..rewards import rule_reward
 from ..sampling import sample
+from ..text import Text
 from ..trainer import train
 from . import common
 
@@ -179,19 +180,19 @@ def plot(result, window=10):
     ax1.axvline(0, color="grey", lw=1)
     ax1.set_yticks(range(len(labels)), labels, fontsize=8)
     ax1.invert_yaxis()
-    ax1.set(xlabel="held-out accuracy minus GRPO's (same seed)" if base is not None else "held-out accuracy",
-            title="accuracy after RL, paired by seed")
+    ax1.set(xlabel=Text("held-out accuracy minus GRPO's (same seed)") if base is not None else Text("held-out accuracy"),
+            title=Text("accuracy after RL, paired by seed"))
     k = np.ones(window) / window
     for i, a in enumerate(labels):
         y = np.convolve(result["response_len"][a], k, mode="valid") if len(result["response_len"][a]) >= window \
             else np.asarray(result["response_len"][a])
         ax2.plot(np.arange(len(y)) + (len(result["response_len"][a]) - len(y)) + 1, y, color=f"C{i % 10}",
                  ls="-" if i < 10 else "--", lw=1.2, label=a)
-    ax2.set(xlabel="step", ylabel=f"response length (tokens),\nmean of the last {window} steps",
-            title="response length over training")
+    ax2.set(xlabel=Text("step"), ylabel=Text("response length (tokens),\nmean of the last {window} steps", window=window),
+            title=Text("response length over training"))
     ax2.grid(alpha=0.3)
     ax2.legend(fontsize=6, ncol=2)
-    fig.suptitle(f"The policy family at an equal budget ({result['seeds']} seed(s), "
-                 f"{result['budget']['rl_steps']} steps x {result['budget']['epochs']} updates)")
+    fig.suptitle(Text("The policy family at an equal budget ({seeds} seed(s), {steps} steps x {epochs} updates)",
+                      seeds=result["seeds"], steps=result["budget"]["rl_steps"], epochs=result["budget"]["epochs"]))
     fig.tight_layout()
     return fig

@@ -30,6 +30,7 @@ from ..evaluation import greedy_accuracy
 from ..methods import METHODS
 from ..rewards import NoisyReward, RuleReward
 from ..sampling import token_logp
+from ..text import Text
 from ..trainer import train
 from . import common
 
@@ -204,18 +205,18 @@ def plot(result):
         axes[1].plot(p["step"], p["x_chosen"], color=f"C{i}", label=f"{a}: x⁺")
         axes[1].plot(p["step"], p["x_rejected"], color=f"C{i}", ls="--")
     axes[0].axhline(result["sft"]["mean"], color="grey", ls=":", lw=1)
-    axes[0].set(xlabel="step", ylabel="held-out greedy accuracy", title="accuracy during training")
+    axes[0].set(xlabel=Text("step"), ylabel=Text("held-out greedy accuracy"), title=Text("accuracy during training"))
     axes[1].axhline(0, color="grey", lw=1)
-    axes[1].set(xlabel="step", ylabel="log-ratio to the SFT model", title="fixed pairs: x⁺ solid, x⁻ dashed")
+    axes[1].set(xlabel=Text("step"), ylabel=Text("log-ratio to the SFT model"), title=Text("fixed pairs: x⁺ solid, x⁻ dashed"))
     means = [result["accuracy"][a]["mean"] for a in arms]
     axes[2].bar(range(len(arms)), means, yerr=[result["accuracy"][a]["std"] for a in arms],
                 color=[f"C{i}" for i in range(len(arms))], capsize=3)
     axes[2].axhline(result["sft"]["mean"], color="grey", ls=":", lw=1, label="SFT")
     axes[2].set_xticks(range(len(arms)), arms, rotation=30, fontsize=8)
-    axes[2].set(ylabel="held-out greedy accuracy", title=f"after {result['budget']['steps']} steps")
+    axes[2].set(ylabel=Text("held-out greedy accuracy"), title=Text("after {steps} steps", steps=result["budget"]["steps"]))
     for ax in axes[:2]:
         ax.grid(alpha=0.3)
         ax.legend(fontsize=6)
-    fig.suptitle(f"The preference family at an equal budget ({result['seeds']} seed(s))")
+    fig.suptitle(Text("The preference family at an equal budget ({seeds} seed(s))", seeds=result["seeds"]))
     fig.tight_layout()
     return fig

@@ -29,6 +29,7 @@ from ..lab import make_lab
 from ..methods import METHODS
 from ..rewards import rule_reward
 from ..sampling import sample
+from ..text import Text
 from ..trainer import llm_preset, train
 from ..words import WordsTask, parse_lenient, parse_strict
 from . import common
@@ -255,12 +256,12 @@ def plot(result):
         vals = [x["before"]["greedy"]] + [x["after"][a]["greedy"] for a in arms]
         axes[0].plot(range(len(names)), vals, marker="o", color="grey", alpha=0.6)
     means = [result["before"]["greedy"]] + [result["after"][a]["greedy"] for a in arms]
-    axes[0].plot(range(len(names)), means, marker="s", color="C3", lw=2, label="mean")
-    axes[0].set_xticks(range(len(names)), names)
-    axes[0].set(ylabel="held-out greedy accuracy", title="each seed (grey)")
+    axes[0].plot(range(len(names)), means, marker="s", color="C3", lw=2, label=Text("mean"))
+    axes[0].set_xticks(range(len(names)), [Text("before")] + names[1:])
+    axes[0].set(ylabel=Text("held-out greedy accuracy"), title=Text("each seed (grey)"))
     axes[0].legend(fontsize=7)
     for ax, key, label in zip(axes[1:], ("maj_at_k", "pass_at_k"), ("Maj@K", "Pass@K")):
-        ax.plot(ks, result["before"][key], marker="o", color="grey", label="before")
+        ax.plot(ks, result["before"][key], marker="o", color="grey", label=Text("before"))
         for i, a in enumerate(arms):
             ax.plot(ks, result["after"][a][key], marker="o", color=f"C{i}", label=a)
         ax.set_xscale("log", base=2)
@@ -270,7 +271,7 @@ def plot(result):
     for ax in axes:
         ax.grid(alpha=0.3)
     b = result["budget"]
-    fig.suptitle(f"{b['model']} on sums in words ({b['digits']} digit): {result['seeds']} seed(s), "
-                 f"GRPO {b['grpo_steps']} / DPO {b['dpo_steps']} steps")
+    fig.suptitle(Text("{model} on sums in words ({digits} digit): {seeds} seed(s), GRPO {grpo} / DPO {dpo} steps",
+                      model=b["model"], digits=b["digits"], seeds=result["seeds"], grpo=b["grpo_steps"], dpo=b["dpo_steps"]))
     fig.tight_layout()
     return fig

@@ -59,4 +59,23 @@ SENTENCES = {
     "batch mean": "批次均值",
     "reward seen (dashed) vs. truth (solid)": "看到的奖励（虚线）与真实值（实线）",
     "Reward functions for GRPO ({seeds} seed(s))": "GRPO 的奖励函数（{seeds} 个种子）",
+    # experiments/policy_family.py, preference_family.py, real_model.py: the figures of notebooks 10, 11, 12
+    "held-out accuracy minus GRPO's (same seed)": "留出集准确率减去 GRPO 的（同一随机种子）",
+    "accuracy after RL, paired by seed": "RL 之后的准确率，按随机种子配对",
+    "step": "步数",
+    "response length (tokens),\nmean of the last {window} steps": "回答长度（token），\n最近 {window} 步的均值",
+    "response length over training": "训练过程中的回答长度",
+    "The policy family at an equal budget ({seeds} seed(s), {steps} steps x {epochs} updates)":
+        "同等预算下的策略梯度家族（{seeds} 个随机种子，{steps} 步 x {epochs} 次更新）",
+    "held-out greedy accuracy": "留出集上的贪心解码准确率",
+    "accuracy during training": "训练过程中的准确率",
+    "log-ratio to the SFT model": "相对 SFT 模型的对数比",
+    "fixed pairs: x⁺ solid, x⁻ dashed": "固定偏好对：x⁺ 实线，x⁻ 虚线",
+    "after {steps} steps": "{steps} 步之后",
+    "The preference family at an equal budget ({seeds} seed(s))": "同等预算下的偏好家族（{seeds} 个随机种子）",
+    "mean": "均值",
+    "before": "训练前",
+    "each seed (grey)": "每个随机种子（灰色）",
+    "{model} on sums in words ({digits} digit): {seeds} seed(s), GRPO {grpo} / DPO {dpo} steps":
+        "{model} 在文字加法题上（{digits} 位数）：{seeds} 个随机种子，GRPO {grpo} 步 / DPO {dpo} 步",
 }
