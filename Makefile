@@ -45,23 +45,26 @@ TEST_ENV := OMP_NUM_THREADS=1
 
 # The course is executed once: `make book` runs every notebook to its end (past a failing cell) and
 # keeps the executed copies, which tests/test_notebooks_executed.py reads as the notebook test and
-# tests/browser/test_book.py checks as a site (the tests marked `book`). The book is built beside the
-# rest of the suite (a notebook per core; pytest-xdist a test file per core, so that a module's costly
-# fixture, nbgrader's whole workflow, is made once; the long tests first; the book's log is printed
-# when it is done), then the `book` tests run. Every step runs even if one failed; the
-# target fails if any did. To stay within its time, make test executes only the Chinese twins
-# TEST_ZH_EXECUTE (the others' code is checked against the English that ran) and caps notebook 12's
-# live training on the pretrained LLM at TEST_CAP steps (its page says so); `make book` runs all in full.
+# tests/browser/test_book.py checks as a site (the tests marked `book`). The book and then its tests
+# run beside the rest of the suite, so no core waits for another (the book a notebook per core;
+# pytest-xdist a test file per core for the rest, so that a module's costly fixture, nbgrader's whole
+# workflow, is made once, and a test per core for the book's tests, whose site pages are one file; the
+# long tests first). The book's log and its tests' output are printed when they are done. Every step
+# runs even if one failed; the target fails if any did. To stay within its time, make test executes
+# only the Chinese twins TEST_ZH_EXECUTE (the others' code is checked against the English that ran)
+# and caps notebook 12's live training on the pretrained LLM at TEST_CAP steps (its page says so);
+# `make book` runs all in full.
 TEST_ZH_EXECUTE ?= 00,06
 TEST_CAP ?= 12=3
-PYTEST := UNIFIED_RL_REQUIRE_BOOK=1 $(TEST_ENV) $(BIN)/pytest -q -n auto --dist loadfile
+PYTEST := UNIFIED_RL_REQUIRE_BOOK=1 $(TEST_ENV) $(BIN)/pytest -q -n auto
 test: $(VENV)/.test $(VENV)/.llm $(VENV)/.book  ## every test: the package, every notebook (executed once, in the site build), the browser checks
-	@rc=0; mkdir -p build; \
-	$(MAKE) book ZH_EXECUTE=$(TEST_ZH_EXECUTE) BOOK_CAP=$(TEST_CAP) > build/make-book.log 2>&1 & book=$$!; \
-	$(PYTEST) --durations=15 -m "not book" tests || rc=1; \
-	wait $$book || { rc=1; echo "make book failed"; }; \
-	cat build/make-book.log; \
-	$(PYTEST) --durations=5 -m book tests || rc=1; \
+	@rc=0; mkdir -p build; rm -f build/make-book.rc build/book-tests.rc; \
+	{ $(MAKE) book ZH_EXECUTE=$(TEST_ZH_EXECUTE) BOOK_CAP=$(TEST_CAP) > build/make-book.log 2>&1; echo $$? > build/make-book.rc; \
+	  $(PYTEST) --dist load --durations=5 -m book tests > build/book-tests.log 2>&1; echo $$? > build/book-tests.rc; } & book=$$!; \
+	$(PYTEST) --dist loadfile --durations=15 -m "not book" tests || rc=1; \
+	wait $$book; \
+	cat build/make-book.log; [ "$$(cat build/make-book.rc)" = 0 ] || { rc=1; echo "make book failed"; }; \
+	cat build/book-tests.log; [ "$$(cat build/book-tests.rc)" = 0 ] || rc=1; \
 	exit $$rc
 
 test-fast: $(VENV)/.test $(VENV)/.llm  ## the package's fast tests only (under 2 minutes on 2 cores)

@@ -169,3 +169,30 @@ def test_load_errors_are_one_line(tmp_path, monkeypatch):
 
 def test_auto_dtype_on_cpu_is_float32():
     assert llm.resolve_dtype("auto", "cpu") == torch.float32
+
+
+def test_two_loads_at_once_convert_the_gguf_file_once(tmp_path, monkeypatch):
+    """A second process (here a thread with its own lock descriptor) asking for the alias while the first
+    converts waits for it and reads its folder: one conversion, not two racing ones."""
+    import os
+    import threading
+    import time
+    monkeypatch.setenv("UNIFIED_RL_CACHE", str(tmp_path))
+    monkeypatch.setattr(llm, "gguf_file", lambda alias: str(tmp_path / "model.gguf"))
+    calls = []
+
+    def convert(path, out):
+        calls.append(out)
+        time.sleep(0.3)  # the other thread asks meanwhile
+        os.makedirs(out)
+        open(os.path.join(out, "model.safetensors"), "w").close()
+        return out
+
+    monkeypatch.setattr(llm, "convert_gguf", convert)
+    got = []
+    threads = [threading.Thread(target=lambda: got.append(llm.pretrained_folder("smollm2"))) for _ in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(calls) == 1 and got[0] == got[1] == calls[0]

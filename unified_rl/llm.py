@@ -12,6 +12,7 @@ References: https://huggingface.co/docs/transformers/gguf, https://huggingface.c
 """
 
 import contextlib
+import fcntl
 import importlib
 import importlib.util
 import io
@@ -131,7 +132,11 @@ def pretrained_folder(name_or_path) -> str:
     if not os.path.isfile(os.path.join(out, "model.safetensors")):
         path = gguf_file(key.lower())
         os.makedirs(os.path.dirname(out), exist_ok=True)
-        convert_gguf(path, out)
+        # one process converts; another asking meanwhile waits for it and reads its folder (~20 s saved)
+        with open(f"{out}.lock", "a") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            if not os.path.isfile(os.path.join(out, "model.safetensors")):
+                convert_gguf(path, out)
     return out
 
 

@@ -18,13 +18,13 @@ from nbformat.v4 import new_code_cell, new_notebook
 
 REPO = Path(__file__).resolve().parents[2]
 EXPLORERS = ["dpo_explorer()", "ppo_explorer()", "grpo_explorer()", "rft_explorer()", "paradigm_explorer()",
-             "pass_maj_explorer()", "noisy_reward_explorer()", "length_explorer()"]
-# The course notebooks run here: each explorer of the list above is in the self-test notebook, so the
-# notebooks run are those whose explorers it lacks (10, 11), 00's (built on a live batch rather than
-# defaults) and one Chinese twin (same code, Chinese labels: tests/test_zh_edition.py checks the code,
-# the labels come from one catalogue). `UNIFIED_RL_BROWSER_ALL=1` runs every notebook with an explorer.
-SAMPLE = ["course/00_unified_paradigm.ipynb", "course/10_beyond_grpo.ipynb", "course/11_preference_family.ipynb",
-          "course/zh/06_grpo.ipynb"]
+             "pass_maj_explorer()", "noisy_reward_explorer()", "length_explorer()", "policy_explorer()",
+             "preference_explorer()"]
+# The course notebooks run here: each explorer of the course is in the self-test notebook (10's and 11's
+# included), so the notebooks run are 00 (its explorer built on a live batch rather than defaults) and one
+# Chinese twin (same code, Chinese labels: tests/test_zh_edition.py checks the code, the labels come from
+# one catalogue). `UNIFIED_RL_BROWSER_ALL=1` runs every notebook with an explorer, each up to its last one.
+SAMPLE = ["course/00_unified_paradigm.ipynb", "course/zh/06_grpo.ipynb"]
 ALL = sorted(p.relative_to(REPO).as_posix() for p in (REPO / "course").glob("*.ipynb")
              if "_explorer(" in p.read_text(encoding="utf-8")) + ["course/zh/06_grpo.ipynb"]
 COURSE = [p for p in (ALL if os.environ.get("UNIFIED_RL_BROWSER_ALL") == "1" else SAMPLE) if (REPO / p).exists()]
@@ -67,7 +67,9 @@ OUTPUT_OF_JS = """el => { let a = el.parentElement;
 
 def _write_selftest(root):
     imports = ("from unified_rl.course.widgets import *\nfrom unified_rl.course.section52_widgets import *\n"
-               "from unified_rl.course.nb_basics import length_explorer")
+               "from unified_rl.course.nb_basics import length_explorer\n"
+               "from unified_rl.course.widgets_policy_gradient import policy_explorer\n"
+               "from unified_rl.course.widgets_preference import preference_explorer")
     # a negative control: how a long description with description_width "initial" squeezed a track
     squeezed = ('import ipywidgets as W\ns = W.FloatSlider(description="share of the wrong mass on one wrong answer", '
                 'style={"description_width": "initial"}, layout=W.Layout(width="420px"))\n'
@@ -256,3 +258,10 @@ def test_a_cell_that_raises_fails_the_run_at_once_and_upto_stops_before_the_rest
         lab.api(f"/api/kernels/{k['id']}", method="DELETE")
     _run_all(page, lab, "selftest/raises.ipynb", timeout_s=300, upto=0)  # the raising cell stays unrun
     assert page.evaluate(STATE_JS)["prompts"][1:] == ["[ ]:", "[ ]:"]
+
+
+def test_the_self_test_shows_every_explorer_the_course_calls():
+    """What lets the sample stay small: an explorer a notebook calls is rendered and moved by the self-test."""
+    import re
+    called = {m for p in (REPO / "course").glob("*.ipynb") for m in re.findall(r"\b(\w+_explorer)\(", p.read_text())}
+    assert called and called <= {e.removesuffix("()") for e in EXPLORERS}, called - {e[:-2] for e in EXPLORERS}
