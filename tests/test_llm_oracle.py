@@ -60,20 +60,28 @@ def _smollm2():
 
 @pytest.mark.slow
 @pytest.mark.usefixtures("all_cores")
-def test_the_oracle_on_smollm2(monkeypatch, capsys):
-    """float64, 2 questions x 2 replies of 4 tokens: ppo (with its critic), rft and a 1 %-wrong ppo.
+def test_the_oracle_on_smollm2(capsys):
+    """float64, 2 questions x 2 replies of 4 tokens: ppo (with its critic) and rft at round-off.
 
-    grpo and dpo are checked on the same model, questions and seed by notebook 12's oracle cell, whose
-    asserts tests/test_notebooks_executed.py reads in the copy make book executed: each method's
+    grpo and dpo, and a 1 %-wrong grpo far above round-off, are checked on the same model, questions and
+    seed by notebook 12's oracle cell, whose asserts tests/test_notebooks_executed.py reads in the copy
+    make book executed; each method's 1 % slip shows on the tiny chat models above. So each method's
     float64 backward passes through 135M parameters run once in make test, not twice."""
     tok, model = _smollm2()
     problems = WordsTask(digits=1, max_new_tokens=4).splits(2, 0, seed=0)[0]
-    wrong = _wrong(monkeypatch, "ppo")
-    diffs = model_oracle(model, tok, problems, methods=["ppo", "ppo-clipped", "rft", wrong], group_size=2,
-                         relative=True)
+    diffs = model_oracle(model, tok, problems, methods=["ppo", "ppo-clipped", "rft"], group_size=2, relative=True)
     with capsys.disabled():
         print("\nSmolLM2-135M-Instruct oracle, max relative gradient difference:",
               {k: f"{v:.1e}" for k, v in diffs.items()})
-    right = {k: v for k, v in diffs.items() if not k.startswith(wrong)}
-    assert max(right.values()) < ROUND_OFF, right
-    assert diffs[wrong] > 1e-3
+    assert max(diffs.values()) < ROUND_OFF, diffs
+
+
+def test_notebook_12_checks_on_smollm2_what_this_file_leaves_to_it():
+    """The slow test above leaves grpo, dpo and the 1 % slip to notebook 12: its oracle cell asserts them."""
+    import json
+    from pathlib import Path
+    nb = json.loads((Path(__file__).resolve().parents[1] / "course" / "12_real_model.ipynb").read_text())
+    cell = next("".join(c["source"]) for c in nb["cells"] if "verify.model_oracle(model" in "".join(c["source"]))
+    assert 'methods=["grpo", "grpo-clipped", "dpo", wrong]' in cell
+    assert 'assert max(diffs["grpo"], diffs["grpo-clipped"], diffs["dpo"]) < 1e-9' in cell
+    assert "assert diffs[wrong] > 1e-3" in cell

@@ -138,22 +138,42 @@ def cli(*args, env=None):
                           env={**os.environ, **(env or {})}, timeout=300)
 
 
-@pytest.mark.slow
-def test_cli_help_and_one_line_errors():
-    assert "python -m unified_rl train" in cli("--help").stdout
-    listing = cli("methods").stdout.splitlines()
+def in_process(capsys, *args):
+    """`python -m unified_rl ARGS` run by its `main` in this process: (exit status, stdout, stderr),
+    a SystemExit's message written to stderr as the interpreter writes it."""
+    from unified_rl import cli as cli_module
+    code = 0
+    try:
+        cli_module.main(list(args))
+    except SystemExit as e:
+        code = e.code if isinstance(e.code, int) else 1
+        if isinstance(e.code, str):
+            print(e.code, file=sys.stderr)
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+@pytest.mark.slow  # one real process: seconds to import torch and transformers
+def test_cli_help_and_one_line_errors(capsys):
+    """Each command's help and refusals, through `main` (what `python -m unified_rl` runs); one real
+    process shows the same one line and exit status from the interpreter, with no traceback."""
+    code, out, _ = in_process(capsys, "--help")
+    assert code == 0 and "python -m unified_rl train" in out
+    listing = in_process(capsys, "methods")[1].splitlines()
     assert listing[0].split() == ["method", "data", "source", "reward", "GC", "paper"]
     rows = listing[1::2]  # each method's line; the line below it says what the method does
     assert len(rows) == len(METHODS) and rows[3].split()[:4] == ["dpo", "PreferencePairs", "RuleReward", "dpo_gc"]
     assert all(line.startswith(m.name + " ") and line.endswith(m.paper) and m.summary in more
                for m, line, more in zip(METHODS.values(), rows, listing[2::2]))
     assert "<lambda>" not in "".join(listing)
-    bad = cli("train", "sftt", "--out", "x")
-    assert bad.returncode == 2 and len(bad.stderr.strip().splitlines()) == 1 and "invalid choice" in bad.stderr
+    code, _, err = in_process(capsys, "train", "sftt", "--out", "x")
+    assert code == 2 and len(err.strip().splitlines()) == 1 and "invalid choice" in err
+    code, _, err = in_process(capsys, "evaluate", "x", "--k", "1,a", "--out", "y")
+    assert code == 2 and len(err.strip().splitlines()) == 1
     bad = cli("evaluate", "no/such/dir", "--out", "x.json")
     assert bad.returncode != 0 and "no checkpoint" in bad.stderr and "Traceback" not in bad.stderr
-    bad = cli("evaluate", "x", "--k", "1,a", "--out", "y")
-    assert bad.returncode == 2 and len(bad.stderr.strip().splitlines()) == 1
+    assert len(bad.stderr.strip().splitlines()) == 1, bad.stderr
+    assert in_process(capsys, "evaluate", "no/such/dir", "--out", "x.json")[2].strip() == bad.stderr.strip()
 
 
 @pytest.mark.slow

@@ -9,6 +9,7 @@ Needs build/book/html (`make book`, which `make test` runs first). With UNIFIED_
 a missing site, Chromium or playwright fails the test instead of skipping it.
 """
 
+import contextlib
 import functools
 import http.server
 import json
@@ -27,7 +28,8 @@ BOOK = REPO / "build" / "book"
 SITE = BOOK / "html"
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                 "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+                 "--disable-background-networking", "--disable-component-update", "--disable-sync",
+                 "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1"]  # no other host resolves
 REQUIRED = os.environ.get("UNIFIED_RL_REQUIRE_BROWSER") == "1"
 pytestmark = pytest.mark.book  # make test runs it once the site is built
 
@@ -104,22 +106,34 @@ def chromium(site_url, tmp_path_factory):
     pw.stop()
 
 
+def _foreign(url):
+    """Whether a request goes anywhere but the local server."""
+    return not url.startswith(("data:", "blob:", "about:")) and urlparse(url).hostname != "127.0.0.1"
+
+
 def _open(chromium, url):
-    """A page loaded from `url` with every request outside the local server recorded and refused."""
+    """A page loaded from `url`, with every request outside the local server recorded. Chromium
+    resolves no host name (--host-resolver-rules), so such a request fails at once; recording it from
+    the request events, rather than routing every request through this process, keeps a busy
+    machine's page loads as fast as an idle one's."""
     context = chromium.new_context(viewport={"width": 1300, "height": 900})
     page = context.new_page()
     foreign = []
-
-    def route(r):
-        host = urlparse(r.request.url).hostname
-        if r.request.url.startswith(("data:", "blob:", "about:")) or host == "127.0.0.1":
-            r.continue_()
-        else:
-            foreign.append(r.request.url)
-            r.abort()
-    context.route("**/*", route)
+    context.on("request", lambda request: foreign.append(request.url) if _foreign(request.url) else None)
     page.goto(url, wait_until="load")
     return context, page, foreign
+
+
+def test_a_request_to_another_host_is_recorded_and_fails(site_url, chromium):
+    """Negative control of the guard every page test asserts: an image from a CDN is seen and never loads."""
+    context, page, foreign = _open(chromium, f"{site_url}/intro.html")
+    try:
+        loaded = page.evaluate("""() => new Promise(done => { const i = new Image();
+            i.onload = () => done(true); i.onerror = () => done(false);
+            i.src = 'https://cdn.example.org/x.png'; })""")
+        assert loaded is False and foreign == ["https://cdn.example.org/x.png"], foreign
+    finally:
+        context.close()
 
 
 def test_table_of_contents_reaches_every_notebook(site_url, chromium):
@@ -147,8 +161,12 @@ def test_page_renders_plots_and_equations(site_url, chromium, name, nb_path):
             page.wait_for_function("() => window.MathJax && window.MathJax.startup && window.MathJax.startup.promise",
                                    timeout=20000)
             page.evaluate("() => window.MathJax.startup.promise")  # typesetting done
-        # a page of many equations loads MathJax's fonts for a while: 30 s were once too few beside another browser
-        page.wait_for_load_state("networkidle", timeout=90_000)
+        # a page of many equations loads MathJax's fonts for a while. A page whose network never fell quiet
+        # for 90 s (it happened once, beside other browsers, and never alone) is checked as it stands:
+        # the assertions below say whether its images and equations are there
+        from playwright.sync_api import TimeoutError as PlaywrightTimeout  # present: the chromium fixture ran
+        with contextlib.suppress(PlaywrightTimeout):
+            page.wait_for_load_state("networkidle", timeout=30_000)
         info = page.evaluate("""() => {
             const main = document.querySelector('main') || document.body;
             const article = document.querySelector('article.bd-article') || main;  // not the header's hidden menus
@@ -195,6 +213,8 @@ def test_every_page_switches_to_its_twin_and_back(site_url, chromium):
     if not _zh_pages():
         pytest.skip("the site has no Chinese pages (course/zh/ holds no twin notebook)")
     context = chromium.new_context()
+    # only the links matter here: no equations typeset nor images drawn (the page tests check those)
+    context.route(re.compile(r"/mathjax/|/_images/"), lambda route: route.abort())
     try:
         page = context.new_page()
         for name in pages:
