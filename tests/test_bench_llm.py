@@ -64,6 +64,7 @@ def test_speed_side_by_side_through_run_py(llama):
     assert "SmolLM2 lora" in run.table(res)
 
 
+@pytest.mark.slow  # a fresh interpreter per mode, each importing torch and transformers
 def test_memory_modes_build_the_reference_they_name(llama):
     """full: pi_ref is a second copy of every weight; lora: the adapter disabled, no weights of its own."""
     import torch

@@ -7,6 +7,7 @@ Chinese print() shows the translation while the value (==, hash, repr, +, JSON, 
 """
 
 import copy
+import functools
 import json
 import pickle
 import re
@@ -45,8 +46,10 @@ def shown(d):
             + [(f"{d.method} case {i}", c) for i, (c, _) in enumerate(d.cases)])
 
 
+@functools.lru_cache(maxsize=None)
 def all_texts():
-    """Every derivation (n_tokens 1, 2 and 3, as the notebooks and tests derive them) and its Text, nested too."""
+    """Every derivation (n_tokens 1, 2 and 3, as the notebooks and tests derive them) and its Text, nested too.
+    Derived once, by the first test that asks (seconds of sympy: not while pytest collects this file)."""
     found = []
     for name in derivations.NAMES:
         for n in (1, 2, 3):
@@ -54,8 +57,6 @@ def all_texts():
                 found.append((where, value))
     return found
 
-
-ALL = all_texts()
 
 
 def problems(texts, sentences):
@@ -80,13 +81,14 @@ def problems(texts, sentences):
 
 
 def test_every_text_of_every_derivation_has_chinese_with_the_same_fields():
+    ALL = all_texts()
     assert len(ALL) > 300  # 27 derivations x 3 lengths, 3-40 pieces of prose each
     found = problems(ALL, SENTENCES)
     assert not found, "\n".join(found)
 
 
 def test_every_chinese_is_used_and_agrees_with_the_notebook_sentences():
-    used = {t.template for _, v in ALL for t in (lambda acc: (_walk(v, acc), acc)[1])([])}
+    used = {t.template for _, v in all_texts() for t in (lambda acc: (_walk(v, acc), acc)[1])([])}
     assert not set(SENTENCES) - used, f"translations nothing uses: {sorted(set(SENTENCES) - used)}"
     assert all(ALL_SENTENCES[en] == zh for en, zh in SENTENCES.items())  # the merged table holds the same
     no_han = [en for en, zh in SENTENCES.items() if WORDS.search(en) and not HAN.search(zh)]
@@ -146,7 +148,7 @@ def test_the_english_value_is_the_old_output(name, n, part, i, old, lang):
 
 def test_in_chinese_print_shows_chinese_and_english_again_after(capsys):
     i18n.set_language("zh")
-    for where, value in ALL:
+    for where, value in all_texts():
         print(value)
         out = capsys.readouterr().out.rstrip("\n")
         zh = SENTENCES[value.template]
@@ -158,7 +160,7 @@ def test_in_chinese_print_shows_chinese_and_english_again_after(capsys):
     print("proved:", dpo.claims[0][0])  # a nested word (chosen) is shown in Chinese too
     assert "被选中" in capsys.readouterr().out
     i18n.set_language("en")
-    for where, value in ALL:
+    for where, value in all_texts():
         print(value)
         assert capsys.readouterr().out == text.english(value) + "\n", where
 

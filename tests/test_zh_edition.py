@@ -11,8 +11,10 @@ lands in course/zh/ (which holds the glossary before that) the real-notebook tes
 twin is there, every English notebook must have its twin.
 """
 
+import contextlib
 import copy
 import hashlib
+import io
 import re
 import subprocess
 import sys
@@ -249,10 +251,17 @@ def test_stored_outputs_fail():
 
 # --- zh_sync.py on a temporary course folder ----------------------------------------------------------
 
-def _sync(course, *args):
-    r = subprocess.run([sys.executable, str(REPO / "scripts" / "zh_sync.py"), *args, "--course", str(course)],
-                       capture_output=True, text=True)
-    return r.returncode, r.stdout + r.stderr
+def _sync(course, *args, process=False):
+    """scripts/zh_sync.py ARGS --course COURSE: (exit status, stdout + stderr), run by its `main` in this
+    process (a second each, not an interpreter's start), or with process=True as the command itself."""
+    argv = [*args, "--course", str(course)]
+    if process:
+        r = subprocess.run([sys.executable, str(REPO / "scripts" / "zh_sync.py"), *argv], capture_output=True, text=True)
+        return r.returncode, r.stdout + r.stderr
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(out):
+        rc = zh_sync.main(argv)
+    return rc or 0, out.getvalue()
 
 
 def test_zh_sync_writes_skeletons_updates_code_and_never_touches_a_translation(tmp_path):
@@ -304,8 +313,9 @@ def test_zh_sync_keeps_a_translation_when_ids_are_renumbered(tmp_path):
 
 
 def test_zh_sync_refuses_a_missing_folder_or_a_broken_twin_in_one_line(tmp_path):
-    rc, out = _sync(tmp_path / "nothing", "--status")
-    assert rc == 2 and out.strip().count("\n") == 0 and "no folder" in out
+    for process in (True, False):  # the command, and its main as the other tests call it
+        rc, out = _sync(tmp_path / "nothing", "--status", process=process)
+        assert rc == 2 and out.strip().count("\n") == 0 and "no folder" in out
     nbformat.write(english(), tmp_path / "01_tiny.ipynb")
     (tmp_path / "zh").mkdir()
     (tmp_path / "zh" / "01_tiny.ipynb").write_text("{not json")

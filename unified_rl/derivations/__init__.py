@@ -23,13 +23,25 @@ REGISTRY.update(policy_gradient.REGISTRY)  # Dr. GRPO, DAPO, GSPO, CISPO, RLOO, 
 NAMES = tuple(REGISTRY)
 
 
+_DERIVED = {}
+"""(derivation function, n_tokens, options) -> its Derivation: sympy's simplification takes up to
+seconds, and a Derivation is frozen, so a second request in the same process is the same object."""
+
+
 def derive(method, n_tokens=3, **options):
-    """The Derivation of one method (see NAMES) with n_tokens per response."""
+    """The Derivation of one method (see NAMES) with n_tokens per response (derived once per process)."""
     if method not in REGISTRY:
         raise ValueError(f"unknown method {method!r}; known: {', '.join(NAMES)}")
-    if not isinstance(n_tokens, int) or n_tokens < 1:
+    if not isinstance(n_tokens, int) or isinstance(n_tokens, bool) or n_tokens < 1:
         raise ValueError(f"n_tokens must be a positive int, got {n_tokens!r}")
-    return REGISTRY[method](n_tokens, **options)
+    try:
+        key = (REGISTRY[method], n_tokens, tuple(sorted(options.items())))
+        hash(key)
+    except TypeError:  # an option that is not hashable: derived afresh
+        return REGISTRY[method](n_tokens, **options)
+    if key not in _DERIVED:
+        _DERIVED[key] = REGISTRY[method](n_tokens, **options)
+    return _DERIVED[key]
 
 
 def check(method, n_tokens=3):
