@@ -40,6 +40,7 @@ from unified_rl.course.exercises import exercises_in  # noqa: E402
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "scripts"))
 import nbgrader_cells  # noqa: E402
+from test_zh_edition import assert_twin_copy_is_the_english  # noqa: E402
 
 pytestmark = pytest.mark.slow  # autograding executes 6 notebooks: minutes (measured: course/INSTRUCTORS.md)
 
@@ -318,6 +319,11 @@ def test_make_student_is_the_same_release(graded, tmp_path):
     assert top == sorted([display.STUDENT_FLAG] + [f"{n}.ipynb" for n in NOTEBOOKS])
     twins = sorted(p.name for p in SOURCE[ASSIGNMENT_ZH].glob("*.ipynb"))
     assert sorted(p.name for p in (tmp_path / "zh").glob("*.ipynb")) == twins
+    assert (tmp_path / "zh" / "GLOSSARY.md").read_text(encoding="utf-8") == \
+        (SOURCE[ASSIGNMENT_ZH] / "GLOSSARY.md").read_text(encoding="utf-8")
+    for twin in twins:  # every twin's release strips as its English notebook's (test_zh_edition.py's rule)
+        assert_twin_copy_is_the_english(nbformat.read(tmp_path / twin, as_version=4),
+                                        nbformat.read(tmp_path / "zh" / twin, as_version=4), f"zh/{twin}")
     for assignment, name in RELEASED:
         ours = tmp_path / ("zh" if assignment == ASSIGNMENT_ZH else "") / f"{name}.ipynb"
         assert nbformat.read(ours, as_version=4) == \
