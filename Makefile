@@ -61,7 +61,7 @@ test: $(VENV)/.test $(VENV)/.llm $(VENV)/.book  ## every test: the package, ever
 	@rc=0; mkdir -p build; rm -f build/make-book.rc build/book-tests.rc; \
 	{ $(MAKE) book ZH_EXECUTE=$(TEST_ZH_EXECUTE) BOOK_CAP=$(TEST_CAP) > build/make-book.log 2>&1; echo $$? > build/make-book.rc; \
 	  $(PYTEST) --dist load --durations=5 -m book tests > build/book-tests.log 2>&1; echo $$? > build/book-tests.rc; } & book=$$!; \
-	$(PYTEST) --dist loadfile --durations=15 -m "not book" tests || rc=1; \
+	$(PYTEST) --dist loadfile --no-loadscope-reorder --durations=15 -m "not book" tests || rc=1; \
 	wait $$book; \
 	cat build/make-book.log; [ "$$(cat build/make-book.rc)" = 0 ] || { rc=1; echo "make book failed"; }; \
 	cat build/book-tests.log; [ "$$(cat build/book-tests.rc)" = 0 ] || rc=1; \

@@ -96,7 +96,8 @@ def all_cores():
 # The files that take longest under `make test`, longest first (seconds on 2 busy cores, measured on a
 # fresh clone: nbgrader's workflow ~390, the JupyterLab checks ~200, the hostile CLI ~180, SmolLM2's
 # oracle ~80, gpu_check's dry run ~70, the install checks ~65). make test hands pytest-xdist whole files
-# (--dist loadfile), so these go out first and the short ones fill in at the end.
+# (--dist loadfile --no-loadscope-reorder: without that flag pytest-xdist sends the files with the most
+# tests first, and the few long JupyterLab tests last), so these go out first and the short ones fill in.
 LONGEST_FILES = ("test_nbgrader.py", "browser/test_explorers.py", "test_hostile_cli.py", "test_llm_oracle.py",
                  "test_gpu_check.py", "test_install.py", "test_bench_llm.py", "test_train.py", "test_cli.py")
 
