@@ -93,8 +93,8 @@ def all_cores():
     torch.set_num_threads(before)
 
 
-# The files that take longest under `make test`, longest first (seconds on 2 busy cores, measured on a
-# fresh clone: nbgrader's workflow ~390, the JupyterLab checks ~200, the hostile CLI ~180, SmolLM2's
+# The files that take longest under `make test`, longest first (roughly, in seconds on 2 busy cores, from
+# the --durations of fresh clones: nbgrader's workflow ~390, the JupyterLab checks ~200, the hostile CLI ~180, SmolLM2's
 # oracle ~80, gpu_check's dry run ~70, the install checks ~65). make test hands pytest-xdist whole files
 # (--dist loadfile --no-loadscope-reorder: without that flag pytest-xdist sends the files with the most
 # tests first, and the few long JupyterLab tests last), so these go out first and the short ones fill in.

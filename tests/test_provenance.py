@@ -3,6 +3,7 @@ a damaged one falls back to the shipped run, and the current code reproduces one
 
 import json
 import os
+import subprocess
 import sys
 
 import pytest
@@ -13,7 +14,7 @@ from unified_rl.experiments import common, noisy_reward
 from unified_rl.presets import get_preset
 from unified_rl.trainer import train
 
-from _rounding import skip_where_rounding_differs  # noqa: E402
+from _rounding import kernel_fingerprint, skip_where_rounding_differs
 
 KEYS = {"commit", "uncommitted_changes", "package", "code", "torch", "transformers", "python", "date",
         "machine", "command"}
@@ -102,11 +103,7 @@ def test_without_matplotlib_the_result_is_written_and_the_figure_skipped(tmp_pat
 
 def test_the_rounding_fingerprint_is_repeatable_and_tells_kernels_apart():
     """tests/_rounding.py's fingerprint: the same in a second process here, another with MKL on another code path."""
-    import subprocess
-
     import torch
-
-    from _rounding import kernel_fingerprint
 
     here = kernel_fingerprint()
     code = "import sys; sys.path.insert(0, 'tests'); from _rounding import kernel_fingerprint; print(kernel_fingerprint())"
