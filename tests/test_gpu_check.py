@@ -39,15 +39,45 @@ def test_a_file_is_not_a_folder(tmp_path):
 
 @pytest.mark.slow
 def test_the_dry_run_measures_the_real_model_and_keeps_other_files(tmp_path):
+    """One run, in the folder of an earlier gpu_check (it carries the marker): what gpu_check writes there
+    is replaced, a file of the user's inside it is kept, and the real model is measured."""
     out = tmp_path / "gpu"
+    out.mkdir()
+    (out / ".unified_rl-gpu-check").touch()
+    (out / "mine.txt").write_text("keep me")
+    (out / "llm-stale.json").write_text("{}")  # an earlier run's real-model result: gpu_check's own, removed
+    (out / "gpu.md").write_text("stale")
     r = _run(out)
     assert r.returncode == 0, r.stdout[-2000:] + r.stderr[-2000:]
+    assert (out / "mine.txt").read_text() == "keep me" and not (out / "llm-stale.json").exists()
     res = json.loads((out / "gpu_check.json").read_text())
+    assert sorted(res["real_models"]) == ["smollm2"] and not res["real_models_skipped"]
     llm = res["real_models"]["smollm2"]
     assert llm["steps"] == 1 and llm["n_test"] == 4 and 0 <= llm["before"]["greedy"] <= 1
     assert llm["seconds_per_step"] > 0 and llm["peak_memory_gb"] > 0.3  # a 135M-parameter model in float32
     assert "| smollm2 | words:1 |" in (out / "gpu.md").read_text()
-    (out / "mine.txt").write_text("keep me")  # a file of the user's, inside a gpu_check folder
-    r = _run(out, GPU_CHECK_REAL_MODELS="0")  # the folder's handling again; the real model ran above
-    assert r.returncode == 0 and (out / "mine.txt").read_text() == "keep me", r.stderr[-2000:]
-    assert json.loads((out / "gpu_check.json").read_text())["real_models_skipped"]
+
+
+def _report(tmp_path, monkeypatch, real_models, llm_rc="0"):
+    """bench/gpu_report.py's verdict on a folder holding only a speed result (no lab method)."""
+    sys.path.insert(0, str(REPO / "bench"))
+    import gpu_report
+
+    (tmp_path / "preset_speed.json").write_text("{}")
+    monkeypatch.setenv("GPU_CHECK_REAL_MODELS", real_models)
+    monkeypatch.setenv("GPU_CHECK_LLM_RC", llm_rc)
+    rc = gpu_report.main([str(tmp_path), "0", "1", "0", "1", "scripts/gpu_check.sh --dry-run"])
+    return rc, json.loads((tmp_path / "gpu_check.json").read_text())
+
+
+def test_the_report_fails_when_the_offline_model_left_no_result(tmp_path, monkeypatch):
+    rc, res = _report(tmp_path, monkeypatch, real_models="1")
+    assert rc == 1 and res["real_models_rc"] == 1 and not res["real_models_skipped"]
+
+
+def test_the_report_says_the_real_models_were_skipped(tmp_path, monkeypatch):
+    rc, res = _report(tmp_path, monkeypatch, real_models="0")
+    assert rc == 0 and res["real_models_rc"] == 0 and res["real_models_skipped"]
+    (tmp_path / "failed").mkdir()
+    rc, res = _report(tmp_path / "failed", monkeypatch, real_models="1", llm_rc="1")  # the model ran and failed
+    assert rc == 1 and res["real_models_rc"] == 1
