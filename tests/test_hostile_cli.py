@@ -25,17 +25,17 @@ TRAIN = ["train", "sft", "--preset", "tiny", "--steps", "1", "--quiet"]
 
 
 @pytest.fixture(autouse=True)
-def private_cache(tmp_path_factory, monkeypatch):
-    monkeypatch.setenv("UNIFIED_RL_CACHE", str(tmp_path_factory.getbasetemp() / "cache"))
+def private_cache(private_home_caches, monkeypatch):
+    monkeypatch.setenv("UNIFIED_RL_CACHE", str(private_home_caches))
     monkeypatch.delenv("UNIFIED_RL_MAX_STEPS", raising=False)
 
 
 @pytest.fixture(scope="module")
-def a_run(tmp_path_factory):
+def a_run(private_home_caches, tmp_path_factory):
     """A finished one-step tiny SFT run folder, as `train` leaves it (copied into each sandbox)."""
     out = tmp_path_factory.mktemp("made") / "run"
     with pytest.MonkeyPatch.context() as mp:
-        mp.setenv("UNIFIED_RL_CACHE", str(tmp_path_factory.getbasetemp() / "cache"))
+        mp.setenv("UNIFIED_RL_CACHE", str(private_home_caches))
         assert outcome(*TRAIN, "--out", out) is None
     return out
 
@@ -440,6 +440,14 @@ def test_two_writers_into_one_folder_exactly_one_proceeds(tmp_path):
     assert len(open(out / "metrics.jsonl").readlines()) == 40
 
 
+def _steps_done(out):
+    """The steps the run folder's weights have (0 while none is saved or a save is being moved in)."""
+    try:
+        return json.loads((out / "summary.json").read_text())["steps_done"]
+    except (OSError, ValueError, KeyError):
+        return 0
+
+
 @pytest.mark.slow
 def test_a_killed_writers_lock_is_not_stale_and_fifo_never_hangs(tmp_path):
     out = tmp_path / "run"
@@ -451,14 +459,17 @@ def test_a_killed_writers_lock_is_not_stale_and_fifo_never_hangs(tmp_path):
     p.send_signal(signal.SIGKILL)
     p.wait(timeout=30)
     assert os.path.exists(out / runs.LOCK)  # the dead process's lock file: the kernel released its lock
-    r = cli_process("train", "sft", "--preset", "tiny", "--steps", "100000", "--quiet", "--out", out, "--resume")
-    time.sleep(0.1)
-    try:
-        stdout, err = r.communicate(timeout=15)
-        assert "in use" not in err
-    except subprocess.TimeoutExpired:  # it runs: the stale lock did not stop it
-        r.kill()
-        r.wait()
+    killed_at = _steps_done(out)
+    r = cli_process("train", "sft", "--preset", "tiny", "--steps", "100000", "--save-every", "1", "--quiet",
+                    "--out", out, "--resume")
+    deadline = time.time() + 120  # it runs, the stale lock did not stop it: it saves a step beyond the kill
+    while r.poll() is None and _steps_done(out) <= killed_at and time.time() < deadline:
+        time.sleep(0.2)
+    exited = r.poll() is not None
+    r.kill()
+    _, err = r.communicate(timeout=30)
+    assert not exited and "in use" not in err, err
+    assert _steps_done(out) > killed_at
     os.mkfifo(tmp_path / "fifo")
     f = cli_process("train", "sft", "--preset", "tiny", "--steps", "1", "--quiet", "--out", tmp_path / "fifo",
                     "--overwrite")
