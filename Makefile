@@ -49,20 +49,22 @@ TEST_ENV := OMP_NUM_THREADS=1
 # run beside the rest of the suite, so no core waits for another (the book a notebook per core;
 # pytest-xdist a test file per core for the rest, so that a module's costly fixture, nbgrader's whole
 # workflow, is made once, and a test per core for the book's tests, whose site pages are one file; the
-# long tests first). The book's log and its tests' output are printed when they are done. Every step
+# long tests first). Both use one temporary SFT cache (UNIFIED_RL_TEST_CACHE for the tests, tests/conftest.py),
+# so the models both need are built once. The book's log and its tests' output are printed when they are done. Every step
 # runs even if one failed; the target fails if any did. To stay within its time, make test executes
 # only the Chinese twins TEST_ZH_EXECUTE (the others' code is checked against the English that ran)
 # and caps notebook 12's live training on the pretrained LLM at TEST_CAP steps (its page says so);
 # `make book` runs all in full.
 TEST_ZH_EXECUTE ?= 00,06
-TEST_CAP ?= 12=3
+TEST_CAP ?= 12=1
 PYTEST := UNIFIED_RL_REQUIRE_BOOK=1 $(TEST_ENV) $(BIN)/pytest -q -n auto
 test: $(VENV)/.test $(VENV)/.llm $(VENV)/.book  ## every test: the package, every notebook (executed once, in the site build), the browser checks
 	@rc=0; mkdir -p build; rm -f build/make-book.rc build/book-tests.rc; \
-	{ $(MAKE) book ZH_EXECUTE=$(TEST_ZH_EXECUTE) BOOK_CAP=$(TEST_CAP) > build/make-book.log 2>&1; echo $$? > build/make-book.rc; \
-	  $(PYTEST) --dist load --durations=5 -m book tests > build/book-tests.log 2>&1; echo $$? > build/book-tests.rc; } & book=$$!; \
-	$(PYTEST) --dist loadfile --no-loadscope-reorder --durations=15 -m "not book" tests || rc=1; \
-	wait $$book; \
+	cache=$$(mktemp -d "$${TMPDIR:-/tmp}/unified-rl-test-cache.XXXXXX") || exit 1; \
+	{ UNIFIED_RL_CACHE=$$cache $(MAKE) book ZH_EXECUTE=$(TEST_ZH_EXECUTE) BOOK_CAP=$(TEST_CAP) > build/make-book.log 2>&1; echo $$? > build/make-book.rc; \
+	  UNIFIED_RL_TEST_CACHE=$$cache $(PYTEST) --dist load --durations=5 -m book tests > build/book-tests.log 2>&1; echo $$? > build/book-tests.rc; } & book=$$!; \
+	UNIFIED_RL_TEST_CACHE=$$cache $(PYTEST) --dist loadfile --no-loadscope-reorder --durations=15 -m "not book" tests || rc=1; \
+	wait $$book; rm -rf "$$cache"; \
 	cat build/make-book.log; [ "$$(cat build/make-book.rc)" = 0 ] || { rc=1; echo "make book failed"; }; \
 	cat build/book-tests.log; [ "$$(cat build/book-tests.rc)" = 0 ] || rc=1; \
 	exit $$rc

@@ -4,6 +4,7 @@ ragged rollout for the model tests."""
 import os
 import shutil
 import tempfile
+from pathlib import Path
 
 import pytest
 import torch
@@ -70,8 +71,15 @@ def private_home_caches(tmp_path_factory):
     """Nothing the suite writes lands in the user's home: the SFT cache points into this session's
     temporary folder (the libraries' caches were moved by pytest_configure). Under pytest-xdist the
     workers of one run share it (the cache lets one process build an entry while the others wait),
-    so each SFT model is trained once per run, not once per worker."""
-    if os.environ.get("PYTEST_XDIST_WORKER"):
+    so each SFT model is trained once per run, not once per worker. `make test` gives the book's build
+    and this suite one temporary cache, UNIFIED_RL_TEST_CACHE (its folder, removed when both are done), so the
+    models both need (the cpu preset's SFT, SmolLM2's converted weights) are built once, not once each."""
+    shared = os.environ.get("UNIFIED_RL_TEST_CACHE", "").strip()
+    if shared:
+        base = Path(shared)
+        if not base.is_dir():
+            raise pytest.UsageError(f"UNIFIED_RL_TEST_CACHE={shared} is not a folder (make test makes one)")
+    elif os.environ.get("PYTEST_XDIST_WORKER"):
         base = tmp_path_factory.getbasetemp().parent / "cache"  # the run's folder, above each worker's
         base.mkdir(exist_ok=True)
     else:

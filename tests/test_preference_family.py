@@ -17,8 +17,8 @@ from unified_rl.trainer import make_lab
 
 
 @pytest.fixture(autouse=True)
-def private_cache(tmp_path_factory, monkeypatch):
-    monkeypatch.setenv("UNIFIED_RL_CACHE", str(tmp_path_factory.getbasetemp() / "cache"))
+def private_cache(private_home_caches, monkeypatch):
+    monkeypatch.setenv("UNIFIED_RL_CACHE", str(private_home_caches))
 
 
 @pytest.mark.slow  # an end-to-end run of every arm at the tiny preset

@@ -16,8 +16,8 @@ from unified_rl.trainer import train
 
 
 @pytest.fixture(autouse=True)
-def private_cache(tmp_path_factory, monkeypatch):
-    monkeypatch.setenv("UNIFIED_RL_CACHE", str(tmp_path_factory.getbasetemp() / "cache"))
+def private_cache(private_home_caches, monkeypatch):
+    monkeypatch.setenv("UNIFIED_RL_CACHE", str(private_home_caches))
 
 
 def coin(rollout):

@@ -19,8 +19,8 @@ from unified_rl.verify import ORACLE_KEYS as ORACLE_METHODS, model_oracle
 
 
 @pytest.fixture(autouse=True)
-def private_cache(tmp_path_factory, monkeypatch):
-    monkeypatch.setenv("UNIFIED_RL_CACHE", str(tmp_path_factory.getbasetemp() / "cache"))
+def private_cache(private_home_caches, monkeypatch):
+    monkeypatch.setenv("UNIFIED_RL_CACHE", str(private_home_caches))
 
 
 def tiny_method(name):
