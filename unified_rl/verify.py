@@ -59,6 +59,13 @@ def _max_abs(tensors):
     return max((t.abs().max().item() for t in tensors if t is not None), default=0.0)
 
 
+def _max_abs_diff(a, b):
+    """max |a - b| over two gradients (None: the loss does not reach that parameter), tensor by tensor:
+    no 10^8-entry concatenation of a real LLM's gradient, and one tensor's difference alive at a time."""
+    return max(((x if y is None else y.neg() if x is None else x - y).abs().max().item()
+                for x, y in zip(a, b) if x is not None or y is not None), default=0.0)
+
+
 def _informative(scores, gen):
     """The reward's scores, or coin flips if every score is equal (the check would learn little)."""
     if scores is None or scores.min() != scores.max():
@@ -70,8 +77,8 @@ def _oracle_lab(model, tokenizer, problems, group_size, seed):
     """A lab around `model` whose reference is moved a little, so KL terms are not trivially zero."""
     ref = copy.deepcopy(model).requires_grad_(False)
     with torch.no_grad():
-        for p in ref.parameters():
-            p.add_(0.01 * torch.randn_like(p))
+        for p in ref.parameters():  # float32 noise: as good a move as float64's, and twice as fast on 10^8 entries
+            p.add_(torch.randn(p.shape, dtype=torch.float32, device=p.device).to(p.dtype), alpha=0.01)
     preset = get_preset("tiny").with_(rl={"group_size": group_size})
     return Lab(preset, tokenizer, model, ref, torch.device("cpu"), seed, problems, problems, problems)
 
@@ -84,8 +91,7 @@ def _diff(m, lab, prep, logp, logp_old_shift, hp, relative=False):
     g_obj = _grads(lab.policy, -m.objective(step_of(prep, logp, logp.detach() + logp_old_shift, cfg, hp)))
     coef = coefficient_of(m, step_of(prep, logp, logp.detach() + logp_old_shift, cfg, hp))
     g_gc = _grads(lab.policy, surrogate_loss(logp, coef, mask))
-    # compared tensor by tensor: no 10^8-entry concatenation of a real LLM's gradient
-    diff = _max_abs([a if b is None else b.neg() if a is None else a - b for a, b in zip(g_obj, g_gc)])
+    diff = _max_abs_diff(g_obj, g_gc)
     return diff / max(_max_abs(g_gc), 1e-300) if relative else diff
 
 
