@@ -48,8 +48,12 @@ def step_seconds(metrics):
     return statistics.median(gaps) if gaps else (t[0] if t else None)
 
 
-def run(model, task, steps, preset="auto", n_test=None, max_new_tokens=None, lora_r=None, seed=0):
+def run(model, task, steps, preset="auto", n_test=None, max_new_tokens=None, lora_r=None, seed=0,
+        prompts_per_step=None, group_size=None):
     p = llm_preset(preset, model=model, task=task, llm=None if lora_r is None else {"lora_r": lora_r})
+    rl = {k: v for k, v in (("prompts_per_step", prompts_per_step), ("group_size", group_size)) if v is not None}
+    if rl:
+        p = p.with_(rl=rl)
     if max_new_tokens is not None:
         p = p.with_(task=dataclasses.replace(p.task, max_new_tokens=max_new_tokens))
     if n_test is not None:
@@ -84,12 +88,15 @@ def main(argv=None):
     ap.add_argument("--n-test", type=int, help="held-out questions (default: the preset's)")
     ap.add_argument("--max-new-tokens", type=int, help="reply budget (default: the task's)")
     ap.add_argument("--lora-r", type=int, help="LoRA rank (default: the preset's)")
+    ap.add_argument("--prompts-per-step", type=int, help="questions per GRPO step (default: the preset's)")
+    ap.add_argument("--group-size", type=int, help="replies per question (default: the preset's)")
     ap.add_argument("--out", required=True, help="JSON file to write")
     a = ap.parse_args(argv)
     if os.path.exists(a.out):
         sys.exit(f"llm_gpu: {a.out} exists; give a new file")
     try:
-        res = run(a.model, a.task, a.steps, a.preset, a.n_test, a.max_new_tokens, a.lora_r)
+        res = run(a.model, a.task, a.steps, a.preset, a.n_test, a.max_new_tokens, a.lora_r,
+                  prompts_per_step=a.prompts_per_step, group_size=a.group_size)
     except ValueError as e:
         sys.exit(f"llm_gpu: {e}")
     with open(a.out, "w") as f:

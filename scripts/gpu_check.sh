@@ -4,7 +4,7 @@
 # preset; writes OUT/gpu_check.json (seconds and held-out accuracy per method) and OUT/gpu.md (the
 # same as a table, with the command, ready to commit as bench/gpu.md).
 #   scripts/gpu_check.sh [OUT]              (default OUT: build/gpu_check)
-#   scripts/gpu_check.sh --dry-run [OUT]    the same plumbing on the CPU: the cpu preset, 2 RL steps (1 GRPO step on the real model)
+#   scripts/gpu_check.sh --dry-run [OUT]    the same plumbing on the CPU: the cpu preset, 2 RL steps (1 GRPO step of 2 x 2 replies on the real model)
 # Then the real-model path (bench/llm_gpu.py): GRPO on the offline SmolLM2-135M-Instruct (sums in
 # words), and Qwen2.5-0.5B-Instruct on GSM8K where the hub is reachable: seconds per step, peak
 # memory, greedy accuracy before/after (OUT/llm-*.json, and a table in OUT/gpu.md).
@@ -92,7 +92,7 @@ done
 # The real-model path: SmolLM2 offline always; Qwen2.5-0.5B-Instruct on GSM8K where the hub answers.
 LLM_STEPS=${GPU_CHECK_LLM_STEPS:-30}
 LLM_ARGS=(--steps "$LLM_STEPS")
-[ "$DRY" = 1 ] && LLM_ARGS=(--steps 1 --preset llm-cpu --n-test 4 --max-new-tokens 8)
+[ "$DRY" = 1 ] && LLM_ARGS=(--steps 1 --preset llm-cpu --n-test 4 --max-new-tokens 8 --prompts-per-step 2 --group-size 2)
 llm_rc=0
 if [ "${GPU_CHECK_REAL_MODELS:-1}" = 0 ]; then
   echo "  real models: skipped (GPU_CHECK_REAL_MODELS=0)"

@@ -54,6 +54,7 @@ def test_the_dry_run_measures_the_real_model_and_keeps_other_files(tmp_path):
     assert sorted(res["real_models"]) == ["smollm2"] and not res["real_models_skipped"]
     llm = res["real_models"]["smollm2"]
     assert llm["steps"] == 1 and llm["n_test"] == 4 and 0 <= llm["before"]["greedy"] <= 1
+    assert (llm["prompts_per_step"], llm["group_size"]) == (2, 2)  # the dry run's small step
     assert llm["seconds_per_step"] > 0 and llm["peak_memory_gb"] > 0.3  # a 135M-parameter model in float32
     assert "| smollm2 | words:1 |" in (out / "gpu.md").read_text()
 
