@@ -8,16 +8,18 @@ builtin release, the flag that turns `q.solution()` off); `nbgrader release_assi
 autograde "course*"` executes every submission of both (UNIFIED_RL_MAX_STEPS caps every training run)
 and the gradebook's totals are read back, per notebook and per test cell, and from `nbgrader export`'s
 CSV. Between them the graded copies cover every kind of exercise (choice, value, sign, derive, implement)
-in both languages, each notebook execution once: the instructor's 02 (English) and 00 (Chinese) get
-full marks, the released stub of 02 gets 0, and a submission holding the pinned wrong answer
-(`q.wrong[0]`) of some exercises loses exactly those exercises' points: all of 02's in English (0),
-00's odd half in English and its even half in Chinese (the other half scoring in each). `nbgrader generate_feedback` shows the
-checker's verdict, in Chinese for the Chinese twin.
+in both languages, each notebook execution once: the instructor's 02 (English) gets full marks, the
+released stub of 02 gets 0, and a submission holding the pinned wrong answer (`q.wrong[0]`) of some
+exercises loses exactly those exercises' points: all of 02's in English (0), 00's odd half in English
+and its even half in Chinese (the other half scoring in each, so every exercise of 00 both scores and
+fails in one of the languages). `nbgrader generate_feedback` shows the checker's verdict, in Chinese
+for the Chinese twin.
 
-Every other notebook (English 00 too) is graded by nbgrader's own rule (`nbgrader.utils.determine_grade`:
-a grade cell scores its points unless it shows an error or writes to stderr) on the copy `make book`
-executed, so the course is not executed a second time here; on the English notebook graded above that
-rule on the book's copy is asserted to give what autograde gave.
+Every other notebook (English 00 too, and the Chinese twins `make book` executed, 00's among them) is
+graded by nbgrader's own rule (`nbgrader.utils.determine_grade`: a grade cell scores its points unless
+it shows an error or writes to stderr) on the copy `make book` executed, so the course is not executed
+a second time here; on the English notebook graded above that rule on the book's copy is asserted to
+give what autograde gave.
 """
 
 import csv
@@ -52,7 +54,7 @@ ASSIGNMENT, ASSIGNMENT_ZH, COURSE_ID = "course", "course-zh", "unified_rl"
 SOURCE = {ASSIGNMENT: COURSE, ASSIGNMENT_ZH: COURSE / "zh"}  # each assignment's source notebooks
 P00, P02 = (next(n for n in NOTEBOOKS if n.startswith(k)) for k in ("00", "02"))  # between them every kind
 ZH_NOTEBOOKS = [P00]  # the twins in course-zh (every twin is released by test_make_student_is_the_same_release)
-FULL = [(ASSIGNMENT, P02), (ASSIGNMENT_ZH, P00)]  # the instructor's own notebooks, submitted as they are
+FULL = [(ASSIGNMENT, P02)]  # the instructor's own notebook, submitted as it is
 STUB = [P02]  # the release, fetched and submitted unchanged through the exchange (English)
 # the wrong submissions: 00's two halves, one in each language, and every exercise of 02 (one execution, not two)
 HALVES = [(ASSIGNMENT, P00, "odd"), (ASSIGNMENT_ZH, P00, "even"), (ASSIGNMENT, P02, "all")]
@@ -214,16 +216,16 @@ def test_builtin_release_is_nbgraders(graded, tmp_path):
         _same_release(nbformat.read(ours, as_version=4), theirs, f"{assignment}/{name}")
 
 
-def _book_scores(name):
+def _book_scores(name, assignment=ASSIGNMENT):
     """{grade_id: score} by nbgrader's own grading rule on the copy `make book` executed (None: no book)."""
     from nbgrader.utils import determine_grade, is_grade
-    path = EXECUTED / f"{name}.ipynb"
+    path = EXECUTED / ("zh" if assignment == ASSIGNMENT_ZH else "") / f"{name}.ipynb"
     if not path.exists():
         if REQUIRE_BOOK:
             pytest.fail(f"{path} is missing: run `make book` first")
         return None
     executed = nbformat.read(path, as_version=4)
-    source = nbformat.read(COURSE / f"{name}.ipynb", as_version=4)
+    source = nbformat.read(SOURCE[assignment] / f"{name}.ipynb", as_version=4)
     assert [c.source for c in executed.cells] == [c.source for c in source.cells], f"{path} is stale: make book"
     return {c.metadata["nbgrader"]["grade_id"]: determine_grade(c)[0] for c in executed.cells if is_grade(c)}
 
@@ -247,6 +249,20 @@ def test_every_notebook_gets_full_marks_on_its_executed_copy(name):
     assert book == {f"{q}_check": float(p) for q, p in _points(name).items()}
 
 
+@pytest.mark.book
+@pytest.mark.parametrize("name", sorted(p.stem for p in (COURSE / "zh").glob("[0-9]*.ipynb")))
+def test_every_executed_chinese_twin_gets_full_marks(name):
+    """The same rule on each Chinese twin `make book` executed (make test executes 00's and 06's): full
+    marks, with its English notebook's points (the wrong halves above show its cells scoring and failing)."""
+    from test_notebooks_executed import not_executed
+    if not_executed(f"zh/{name}.ipynb"):
+        pytest.skip("make book did not execute this twin (its --zh-execute)")
+    book = _book_scores(name, ASSIGNMENT_ZH)
+    if book is None:
+        pytest.skip("no executed copy (make book)")
+    assert book == {f"{q}_check": float(p) for q, p in _points(name).items()}
+
+
 @pytest.mark.parametrize("name", STUB)
 def test_the_released_stub_gets_zero(graded, name):
     total, cells = _scores(graded, graded["stub"], name)
@@ -264,11 +280,12 @@ def test_wrong_answers_lose_exactly_their_points(graded, assignment, name, half)
 def test_exported_csv_totals(graded):
     """`nbgrader export`'s CSV: one row per assignment and student, its total the sum of what its notebooks scored."""
     rows = graded["csv"]
-    for assignment, names in ((ASSIGNMENT, NOTEBOOKS), (ASSIGNMENT_ZH, ZH_NOTEBOOKS)):
-        everything = sum(sum(_points(n).values()) for n in names)  # the assignment: every notebook in it
-        submitted = sum(sum(_points(n).values()) for a, n in FULL if a == assignment)
-        assert float(rows[assignment, "instructor"]["max_score"]) == everything
-        assert float(rows[assignment, "instructor"]["score"]) == submitted
+    everything = {a: sum(sum(_points(n).values()) for n in names)  # the assignment: every notebook in it
+                  for a, names in ((ASSIGNMENT, NOTEBOOKS), (ASSIGNMENT_ZH, ZH_NOTEBOOKS))}
+    assert {a for a, _ in rows} == set(everything)
+    for (assignment, _), row in rows.items():
+        assert float(row["max_score"]) == everything[assignment], row
+    assert float(rows[ASSIGNMENT, "instructor"]["score"]) == sum(sum(_points(n).values()) for _, n in FULL)
     assert float(rows[ASSIGNMENT, graded["stub"]]["score"]) == 0
     for assignment, name, half in HALVES:
         points, wrong = _points(name), _halves(name)[half]
