@@ -14,11 +14,6 @@ from unified_rl.models import ModelConfig, build_policy, save_checkpoint
 from unified_rl.tokenizer import build_tokenizer
 
 
-@pytest.fixture(autouse=True)
-def private_cache(private_home_caches, monkeypatch):
-    monkeypatch.setenv("UNIFIED_RL_CACHE", str(private_home_caches))
-
-
 @pytest.fixture(scope="module")
 def ckpt(tmp_path_factory):
     """A saved tiny policy with its tokenizer."""

@@ -16,11 +16,6 @@ from unified_rl.experiments import (EXPERIMENTS, common, data_source, figure7, n
 from unified_rl.presets import get_preset
 
 
-@pytest.fixture(autouse=True)
-def private_cache(private_home_caches, monkeypatch):
-    monkeypatch.setenv("UNIFIED_RL_CACHE", str(private_home_caches))
-
-
 def _read(out, name):
     with open(os.path.join(out, f"{name}.json")) as f:
         result = json.load(f)

@@ -25,8 +25,8 @@ TRAIN = ["train", "sft", "--preset", "tiny", "--steps", "1", "--quiet"]
 
 
 @pytest.fixture(autouse=True)
-def private_cache(private_home_caches, monkeypatch):
-    monkeypatch.setenv("UNIFIED_RL_CACHE", str(private_home_caches))
+def uncapped(monkeypatch):
+    """Every run here trains what it asks for (the cache is conftest.py's private_home_caches)."""
     monkeypatch.delenv("UNIFIED_RL_MAX_STEPS", raising=False)
 
 

@@ -16,11 +16,6 @@ from unified_rl.sampling import cat_rollouts
 from unified_rl.trainer import make_lab
 
 
-@pytest.fixture(autouse=True)
-def private_cache(private_home_caches, monkeypatch):
-    monkeypatch.setenv("UNIFIED_RL_CACHE", str(private_home_caches))
-
-
 @pytest.mark.slow  # an end-to-end run of every arm at the tiny preset
 def test_tiny_run_writes_every_arm(tmp_path):
     result = PF.run("tiny", str(tmp_path), seeds=1, progress=False)

@@ -19,11 +19,6 @@ NAMES = ("ipo", "simpo", "kto", "orpo")
 CFG = RLConfig()
 
 
-@pytest.fixture(autouse=True)
-def private_cache(private_home_caches, monkeypatch):
-    monkeypatch.setenv("UNIFIED_RL_CACHE", str(private_home_caches))
-
-
 def rows(seed, B=3, T=7):
     """2B rows of ragged masks and log-probs (< 0), with reference log-probs."""
     g = torch.Generator().manual_seed(seed)

@@ -15,11 +15,6 @@ from unified_rl.methods import METHODS
 from unified_rl.trainer import train
 
 
-@pytest.fixture(autouse=True)
-def private_cache(private_home_caches, monkeypatch):
-    monkeypatch.setenv("UNIFIED_RL_CACHE", str(private_home_caches))
-
-
 def coin(rollout):
     """A reward that is right half the time, drawn from torch's global RNG: the tiny preset's model
     answers nothing right, and a resume must restore that RNG for the coins to land the same."""

@@ -15,11 +15,6 @@ from unified_rl.presets import get_preset
 from unified_rl.trainer import train
 
 
-@pytest.fixture(autouse=True)
-def private_cache(private_home_caches, monkeypatch):
-    monkeypatch.setenv("UNIFIED_RL_CACHE", str(private_home_caches))
-
-
 @pytest.fixture(scope="module")
 def finished(tmp_path_factory):
     """A finished one-step SFT run folder (copied by each test that changes it)."""

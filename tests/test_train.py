@@ -18,11 +18,6 @@ from unified_rl.trainer import make_lab, train
 from unified_rl.verify import ORACLE_KEYS as ORACLE_METHODS, model_oracle
 
 
-@pytest.fixture(autouse=True)
-def private_cache(private_home_caches, monkeypatch):
-    monkeypatch.setenv("UNIFIED_RL_CACHE", str(private_home_caches))
-
-
 def tiny_method(name):
     """The method as registered, except that preference pairs (DPO, IPO, SimPO, ORPO) are built from
     coin-flip rewards: the tiny preset's untrained model answers nothing right, and a pair needs one
@@ -74,6 +69,20 @@ def test_model_oracle_runs_the_registered_coefficient(name, tiny_lab, monkeypatc
     monkeypatch.setitem(METHODS, name, dataclasses.replace(m, coefficient=lambda step: 1.01 * m.coefficient(step)))
     diffs = model_oracle(tiny_lab.policy, tiny_lab.tokenizer, tiny_lab.rl_problems, methods=[name])
     assert diffs[name] > 1e-8, diffs
+
+
+def test_model_oracle_computes_the_cases_asked_with_the_same_values(tiny_lab, monkeypatch):
+    """An off-policy method's on-policy and clipped cases are computed only when asked for (notebook 12's
+    1 % control asks for one), and each is the value it has when both are asked for. A coefficient 1 %
+    off makes both values large and different, so neither case can stand in for the other."""
+    m = METHODS["grpo"]
+    monkeypatch.setitem(METHODS, "grpo-off", dataclasses.replace(m, name="grpo-off",
+                                                                 coefficient=lambda step: 1.01 * m.coefficient(step)))
+    args = tiny_lab.policy, tiny_lab.tokenizer, tiny_lab.rl_problems
+    both = model_oracle(*args, methods=["grpo-off", "grpo-off-clipped"])
+    assert min(both.values()) > 1e-8 and both["grpo-off"] != both["grpo-off-clipped"], both
+    assert model_oracle(*args, methods=["grpo-off"]) == {"grpo-off": both["grpo-off"]}
+    assert model_oracle(*args, methods=["grpo-off-clipped"]) == {"grpo-off-clipped": both["grpo-off-clipped"]}
 
 
 def test_model_oracle_catches_a_swapped_coefficient(tiny_lab, monkeypatch):

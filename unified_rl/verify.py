@@ -126,8 +126,10 @@ def model_oracle(policy, tokenizer, problems, methods=None, group_size=4, seed=0
         # (B, T): one forward pass for the method's four gradients; the vocabulary projection on the
         # reply's positions only (the prompt's log-probs are masked out of every objective anyway)
         logp = policy_logp(lab.policy, prep.batch, response_only=True)
-        on = _diff(m, lab, prep, logp, 0.0, m.hparams, relative)
-        off = _diff(m, lab, prep, logp, jitter, m.hparams, relative)
+        # an off-policy method's on-policy and clipped cases are two keys: only the asked ones are computed
+        on = _diff(m, lab, prep, logp, 0.0, m.hparams, relative) if not m.off_policy or base in names else None
+        wants_off = not m.off_policy or f"{base}-clipped" in names
+        off = _diff(m, lab, prep, logp, jitter, m.hparams, relative) if wants_off else None
         del logp  # frees the graph
         if m.off_policy:
             out[base], out[f"{base}-clipped"] = on, off
