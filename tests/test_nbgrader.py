@@ -255,12 +255,11 @@ def test_every_executed_chinese_twin_gets_full_marks():
     marks, with its English notebook's points (the wrong halves above show 00's cells scoring and failing)."""
     from test_notebooks_executed import not_executed
     twins = [p.stem for p in sorted((COURSE / "zh").glob("[0-9]*.ipynb")) if not not_executed(f"zh/{p.name}")]
-    graded = {name: _book_scores(name, ASSIGNMENT_ZH) for name in twins}
-    graded = {name: scores for name, scores in graded.items() if scores is not None}
-    if not graded:
+    book = {name: scores for name in twins if (scores := _book_scores(name, ASSIGNMENT_ZH)) is not None}
+    if not book:
         pytest.skip("no executed Chinese twin (make book)")
-    assert P00 in graded, "the Chinese 00 (its halves autograded above) was not executed: make book --zh-execute 00"
-    for name, scores in graded.items():
+    assert P00 in book, "the Chinese 00 (its halves autograded above) was not executed: make book --zh-execute 00"
+    for name, scores in book.items():
         assert scores == {f"{q}_check": float(p) for q, p in _points(name).items()}, name
 
 

@@ -77,7 +77,7 @@ def _oracle_lab(model, tokenizer, problems, group_size, seed):
     """A lab around `model` whose reference is moved a little, so KL terms are not trivially zero."""
     ref = copy.deepcopy(model).requires_grad_(False)
     with torch.no_grad():
-        for p in ref.parameters():  # float32 noise: as good a move as float64's, and twice as fast on 10^8 entries
+        for p in ref.parameters():  # float32 noise moves it as well as float64's would, drawn at less cost
             p.add_(torch.randn(p.shape, dtype=torch.float32, device=p.device).to(p.dtype), alpha=0.01)
     preset = get_preset("tiny").with_(rl={"group_size": group_size})
     return Lab(preset, tokenizer, model, ref, torch.device("cpu"), seed, problems, problems, problems)
@@ -127,8 +127,8 @@ def model_oracle(policy, tokenizer, problems, methods=None, group_size=4, seed=0
         # reply's positions only (the prompt's log-probs are masked out of every objective anyway)
         logp = policy_logp(lab.policy, prep.batch, response_only=True)
         # an off-policy method's on-policy and clipped cases are two keys: only the asked ones are computed
-        on = _diff(m, lab, prep, logp, 0.0, m.hparams, relative) if not m.off_policy or base in names else None
-        wants_off = not m.off_policy or f"{base}-clipped" in names
+        wants_on, wants_off = (base in names, f"{base}-clipped" in names) if m.off_policy else (True, True)
+        on = _diff(m, lab, prep, logp, 0.0, m.hparams, relative) if wants_on else None
         off = _diff(m, lab, prep, logp, jitter, m.hparams, relative) if wants_off else None
         del logp  # frees the graph
         if m.off_policy:
