@@ -146,14 +146,21 @@ def test_widget_label_and_plot_title_follow_the_language():
     assert fig.axes[0].get_title() == "accuracy of the batch's samples" and fig.axes[0].get_xlabel() == "step"
 
 
-def test_chinese_plots_use_a_cjk_font_or_warn_once():
+def test_chinese_plots_use_a_cjk_font_or_warn_once(monkeypatch):
     """In Chinese, a Chinese title with the course's symbols renders without a missing glyph (a CJK font
-    after the usual sans-serif one); with no CJK font installed, one warning says so. English restores the fonts."""
+    after the usual sans-serif one); with no CJK font installed, one warning says so, however often the
+    language is switched. English restores the fonts.
+
+    The warning is once per process, so the test starts from a process that has not warned yet (an earlier
+    test in the same worker may have switched to Chinese)."""
     from matplotlib import font_manager, rcParams
     from matplotlib.figure import Figure
+    monkeypatch.setitem(i18n._state, "warned", False)
     before = {k: rcParams[k] for k in ("font.family", "font.sans-serif")}
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
+        set_language("zh")
+        set_language("en")
         set_language("zh")
         fig = Figure()
         fig.subplots().set(title="梯度系数 GC（间隔 x⁺ − x⁻，β·σ）", xlabel=t("plot.step"))
