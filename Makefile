@@ -92,7 +92,7 @@ mutants: $(VENV)/.test  ## plant each listed one-line bug in a temporary copy: e
 ZH_MAX_STEPS ?= 2
 ZH_EXECUTE ?=
 BOOK_CAP ?=
-book: $(VENV)/.book  ## both editions as a static website with every output, into build/book/html
+book: $(VENV)/.book $(VENV)/.llm  ## both editions as a static website with every output, into build/book/html
 	$(TEST_ENV) $(BIN)/python scripts/build_book.py $(if $(ZH_MAX_STEPS),--zh-max-steps $(ZH_MAX_STEPS)) \
 	  $(if $(ZH_EXECUTE),--zh-execute $(ZH_EXECUTE)) $(if $(BOOK_CAP),--cap $(BOOK_CAP))
 
