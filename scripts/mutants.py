@@ -31,6 +31,7 @@ FAST = [*MARKERS, "tests"]
 
 P = "unified_rl/"
 FEEDS, ORACLE = "tests/test_feeds.py", "tests/test_oracle.py"
+EFFECTS = "tests/test_step_effects.py"
 PPO_BY_HAND = FEEDS + "::test_ppo_returns_and_critic_targets_by_hand"
 PAIRS = FEEDS + "::test_preference_pairs_put_a_right_answer_first_and_a_wrong_one_second"
 EVAL = FEEDS + "::test_evaluation_reads_the_questions_it_is_given_and_decodes_greedily"
@@ -188,6 +189,17 @@ MUTANTS = [
     ("checker-ppo-solution-lambda", P + "course/ex/nb05_ppo.py",
      "next_adv = (delta + gamma * lam * next_adv * on_next) * mask[:, t]",
      "next_adv = (delta + gamma * next_adv * on_next) * mask[:, t]", ["tests/test_exercises.py"]),
+    # around the gradient: the optimizer, the logged metrics, the pairs, a setting the run ignores
+    ("loop-adamw-weight-decay", P + "loop.py", "opt = torch.optim.AdamW(params, weight_decay=0.0)",
+     "opt = torch.optim.AdamW(params)", [EFFECTS + "::test_the_optimizer_step_is_adamw_without_weight_decay"]),
+    ("loop-kl-metric-swapped", P + "loop.py", "k3(step.logp.detach()[m], step.logp_ref[m])",
+     "k3(step.logp_ref[m], step.logp.detach()[m])", [EFFECTS + "::test_logged_metrics_equal_their_definitions"]),
+    ("pairs-another-questions-prompt", P + "data/core.py", "problems.append(r.problems[g * G])",
+     "problems.append(r.problems[(g * G + G) % len(r)])", [EFFECTS]),
+    ("dapo-clip-high-default", P + "methods/policy_gradient.py",
+     "step.cfg.clip_eps,\n                  step.hp.clip_eps_high, **_agg(step))\n\n\ndef dapo_objective",
+     "step.cfg.clip_eps,\n                  DAPOConfig().clip_eps_high, **_agg(step))\n\n\ndef dapo_objective",
+     [EFFECTS]),
     # the student build
     ("student-stub-kinds-swapped", P + "course/student.py", '(CODE_STUB if cell_type == "code" else MARKDOWN_STUB)',
      '(MARKDOWN_STUB if cell_type == "code" else CODE_STUB)', ["tests/test_student.py"]),

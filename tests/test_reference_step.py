@@ -353,8 +353,10 @@ class Update:
     targets: torch.Tensor = None
 
 
-def package_updates(name, lab, batch, scores, monkeypatch, critic_seed=3):
-    """Run the package's own loop for one step on `batch`; the state and gradient of each update."""
+def package_updates(name, lab, batch, scores, monkeypatch, critic_seed=3, overrides=None):
+    """Run the package's own loop for one step on `batch`; the state and gradient of each update.
+
+    overrides: the run's settings (default: overrides_for(name))."""
     m = METHODS[name]
     critics, updates = [], []
 
@@ -397,7 +399,8 @@ def package_updates(name, lab, batch, scores, monkeypatch, critic_seed=3):
     with monkeypatch.context() as mp:
         mp.setattr(torch.nn.utils, "clip_grad_norm_", spy)
         patch_everywhere(mp, "policy_logp", logp_spy)
-        train(method, lab=lab, steps=1, progress=False, eval_every=0, **overrides_for(name))
+        train(method, lab=lab, steps=1, progress=False, eval_every=0,
+              **(overrides_for(name) if overrides is None else overrides))
     return updates, (critics[0] if critics else None)
 
 
