@@ -8,14 +8,18 @@ import pytest
 import torch
 
 from unified_rl.data import PreferencePairs
+from unified_rl.data.core import SAMPLES as SAMPLES_CHOICES
 from unified_rl.lab import make_lab
 from unified_rl.methods import METHODS
 from unified_rl.trainer import train
 from unified_rl.wiring import policy_logp
 
-FROZEN = {"rft", "dpo", "ipo", "simpo", "orpo", "kto"}  # samples of pi_sft, the frozen copy
-HUMAN = {"sft"}  # the human-written solutions
-ONLINE = set(METHODS) - FROZEN - HUMAN  # samples of the current policy pi_theta
+# whose responses each method trains on, as its data source declares (`samples`); the tests below check
+# the declaration against whom the source actually samples
+SAMPLES = {n: getattr(m.data_source, "samples", None) for n, m in METHODS.items()}
+FROZEN = {n for n, s in SAMPLES.items() if s == "reference"}  # samples of pi_sft, the frozen copy
+HUMAN = {n for n, s in SAMPLES.items() if s == "human"}  # the human-written solutions
+ONLINE = {n for n, s in SAMPLES.items() if s == "policy"}  # samples of the current policy pi_theta
 
 
 @pytest.fixture(scope="module")
@@ -38,7 +42,10 @@ def source_of(name, lab):
 
 
 def test_every_method_is_classified():
-    assert FROZEN | HUMAN | ONLINE == set(METHODS) and not (FROZEN & HUMAN)
+    """Every source says whose responses it gives (data.SAMPLES), and the paper's six say what the paper does."""
+    undeclared = {n: s for n, s in SAMPLES.items() if s not in SAMPLES_CHOICES}
+    assert not undeclared, f"data sources without `samples` in {SAMPLES_CHOICES}: {undeclared}"
+    assert HUMAN == {"sft"} and {"rft", "dpo"} <= FROZEN and {"online-rft", "ppo", "grpo"} <= ONLINE
 
 
 def wrong_sampler(name, lab, monkeypatch, source_lab=None):

@@ -15,7 +15,6 @@ from unified_rl.paradigm import step_from_tensors
 from unified_rl.presets import RLConfig
 from unified_rl.trainer import make_lab, train
 
-NAMES = ("ipo", "simpo", "kto", "orpo")
 CFG = RLConfig()
 
 
@@ -33,7 +32,6 @@ def test_every_method_is_registered_with_its_paper_and_settings():
     for m in PREFERENCE:
         assert METHODS[m.name] is m and "arXiv" in m.paper and m.objective is not None
         assert dataclasses.is_dataclass(m.hparams) and m.defaults["lr"] > 0
-    assert [m.name for m in PREFERENCE] == list(NAMES)
     assert not METHODS["simpo"].uses_ref and not METHODS["orpo"].uses_ref  # no reference model
     assert METHODS["ipo"].uses_ref and METHODS["kto"].uses_ref
 

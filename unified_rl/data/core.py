@@ -20,7 +20,12 @@ from ..rewards import RuleReward
 from ..sampling import cat_rollouts, rollout_from_texts, sample
 
 
+SAMPLES = ("human", "reference", "policy")  # whose responses a source's rows are: `_Source.samples`
+
+
 class _Source:
+    samples = None  # "human" (the dataset's solutions), "reference" (the frozen pi_ref / pi_sft) or "policy" (pi_theta)
+
     def __init__(self, lab):
         self.lab = lab
         self.rng = random.Random(lab.seed)
@@ -42,6 +47,8 @@ class _Source:
 class FixedDataset(_Source):
     """SFT: batches of the limited human-written dataset (reward = human selection)."""
 
+    samples = "human"
+
     def next_batch(self):
         lab = self.lab
         problems = self.questions(lab.preset.sft.batch_size, lab.sft_problems)
@@ -51,6 +58,8 @@ class FixedDataset(_Source):
 class PolicySamples(_Source):
     """Online: group_size samples per question from the current policy pi_theta."""
 
+    samples = "policy"
+
     def next_batch(self):
         lab, cfg = self.lab, self.lab.preset.rl
         return sample(lab.policy, lab.tokenizer, self.questions(cfg.prompts_per_step),
@@ -59,6 +68,8 @@ class PolicySamples(_Source):
 
 class FrozenPolicySamples(_Source):
     """Offline: samples of the frozen SFT model pi_sft (the reference copy), never of pi_theta."""
+
+    samples = "reference"
 
     def next_batch(self):
         lab, cfg = self.lab, self.lab.preset.rl
@@ -78,6 +89,8 @@ class PreferencePairs(_Source):
     Returns 2B rows: the B chosen responses, then their B rejected partners in the same order.
     Questions whose samples are all right or all wrong give no pair and are skipped.
     """
+
+    samples = "reference"
 
     def __init__(self, lab, reward=None):
         super().__init__(lab)

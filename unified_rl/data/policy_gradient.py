@@ -60,6 +60,8 @@ class GreedyBaselinePairs(_Source):
     responses per step as the group methods, it asks prompts_per_step * group_size / 2 questions.
     """
 
+    samples = "policy"
+
     def next_batch(self):
         lab, cfg = self.lab, self.lab.preset.rl
         problems = self.questions(max(1, cfg.prompts_per_step * cfg.group_size // 2))

@@ -30,6 +30,8 @@ class LabelledSamples(_Source):
     are the method's reward of the first B rows; the last B rows only serve z0.
     """
 
+    samples = "reference"
+
     def next_batch(self):
         lab, cfg = self.lab, self.lab.preset.rl
         problems = self.questions(2 * cfg.prompts_per_step)
@@ -51,6 +53,8 @@ class PolicyPairs(PreferencePairs):
     pair, so a step draws at most `max_tries` batches (default 2, not 20: on-policy, a step's cost
     must stay bounded as the policy improves) and trains on the pairs it found.
     """
+
+    samples = "policy"
 
     def sampler(self):
         return self.lab.policy, self.lab.preset.rl.group_size
