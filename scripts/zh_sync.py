@@ -23,12 +23,24 @@ import argparse
 import copy
 import glob
 import hashlib
+import importlib.util
 import os
 import sys
 
 import nbformat
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+def _load_to_translate():
+    """unified_rl/course/to_translate.py, read as a file (no package import: this script needs no torch)."""
+    spec = importlib.util.spec_from_file_location(
+        "to_translate", os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+                                     "unified_rl", "course", "to_translate.py"))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+to_translate = _load_to_translate()
 LANG_LINE = 'from unified_rl.course.i18n import set_language; set_language("zh")  # 中文版'
 
 
@@ -186,7 +198,8 @@ def status_lines(course):
         if os.path.basename(twin) not in {os.path.basename(p) for p in english}:
             lines.append(f"zh/{os.path.basename(twin)}: no English notebook of that name")
             dirty = True
-    return lines, dirty
+    pending = to_translate.report()  # the package's own text still in English (methods, derivations)
+    return lines + pending, dirty or bool(pending)
 
 
 def update_all(course):
