@@ -1,6 +1,8 @@
 """Notebook 00's printed sentences in Chinese (i18n.tr): 00_unified_paradigm.ipynb."""
 
 SENTENCES = {
+    "{n} methods share one gradient; {k} of them are in the paper's appendix A.1":
+        "{n} 种方法共用一个梯度；其中 {k} 种出自论文的附录 A.1",
     "preset: {preset} | device: {device}": "预设：{preset} | 设备：{device}",
     "{name:>10}: data source = {source:<20} reward = {reward:<11} coefficient = {coefficient}":
         "{name:>10}：数据来源 = {source:<20} 奖励函数 = {reward:<11} 梯度系数 = {coefficient}",
