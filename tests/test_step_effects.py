@@ -23,12 +23,11 @@ import math
 import pytest
 import torch
 
-from test_reference_step import FixedSource, batch_for, lab_of, logp_of, overrides_for, package_updates, scores_for
+from test_reference_step import batch_for, lab_of, logp_of, overrides_for, package_updates, scores_for
 from unified_rl import loop
 from unified_rl.data import PolicyPairs, PreferencePairs
 from unified_rl.methods import METHODS
 from unified_rl.presets import RLConfig
-from unified_rl.trainer import train
 
 BETAS, EPS, MAX_NORM = (0.9, 0.999), 1e-8, 1.0  # torch's AdamW defaults; the loop clips at norm 1
 
@@ -320,7 +319,6 @@ def test_the_settings_each_method_reads_are_found():
 
 def test_a_coefficient_that_reads_a_default_is_caught(monkeypatch):
     """Negative controls: DAPO's clip_eps_high and GRPO's beta taken from the defaults, not from the run."""
-    from unified_rl.methods import policy_gradient, paper
     dapo, grpo = METHODS["dapo"], METHODS["grpo"]
 
     def dapo_default(step):

@@ -12,12 +12,15 @@ Every number comes from the package (`advantages`, `coefficients`, `kl.study`, `
 """
 
 import copy
+import dataclasses
 
 import matplotlib.pyplot as plt
 import numpy as np
 import torch
 
-from unified_rl import advantages, coefficients
+from unified_rl import advantages
+from unified_rl.data import GivenBatch
+from unified_rl.methods import METHODS
 from unified_rl.paradigm import step_from_tensors, surrogate_loss
 from unified_rl.course.i18n import t
 from unified_rl.wiring import policy_logp
@@ -55,17 +58,17 @@ def std_weights(G):
 
 
 def one_update_ratios(lab, batch, scores, lr):
-    """(token ratios, sequence ratios) pi_theta / pi_old after one AdamW step of GRPO's surrogate on `batch`."""
-    policy = copy.deepcopy(lab.policy).train()
-    opt = torch.optim.AdamW(policy.parameters(), lr=lr, weight_decay=0.0)
+    """(token ratios, sequence ratios) pi_theta / pi_old after one step of the trainer on `batch`: GRPO
+    (beta 0) with `scores` as its rewards, through `train()` itself (AdamW, the clip at norm 1), on a copy
+    of the policy."""
+    from unified_rl.trainer import train
+    method = dataclasses.replace(METHODS["grpo"], data_source=GivenBatch.of(batch), reward=lambda rollout: scores)
+    work = dataclasses.replace(lab, policy=copy.deepcopy(lab.policy))
     with torch.no_grad():
-        old = policy_logp(policy, batch)  # (B, T) pi_old
-    logp = policy_logp(policy, batch)  # (B, T) with grad
-    coef = coefficients.grpo(scores, batch.group_size, logp, old, batch.mask, 0.0)
-    surrogate_loss(logp, coef, batch.mask).backward()
-    opt.step()
+        old = policy_logp(work.policy, batch)  # (B, T) pi_old
+    train(method, lab=work, steps=1, lr=lr, beta=0.0, eval_every=0, progress=False)
     with torch.no_grad():
-        log_ratio = (policy_logp(policy, batch) - old) * batch.mask  # (B, T)
+        log_ratio = (policy_logp(work.policy, batch) - old) * batch.mask  # (B, T)
     m = batch.mask.bool()
     tokens = log_ratio[m].exp()
     seqs = (log_ratio.sum(-1) / batch.mask.sum(-1)).exp()  # (B,) GSPO's s_i

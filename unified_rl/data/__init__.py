@@ -2,7 +2,7 @@
 
 | module            | sources                                                              |
 |-------------------|----------------------------------------------------------------------|
-| `core`            | FixedDataset (SFT), FrozenPolicySamples (RFT), PolicySamples (online), PreferencePairs (DPO) |
+| `core`            | FixedDataset (SFT), FrozenPolicySamples (RFT), PolicySamples (online), PreferencePairs (DPO); GivenBatch (one given batch, for a single step of the trainer) |
 | `policy_gradient` | DynamicSampling (DAPO), GreedyBaselinePairs (ReMax)                  |
 | `preference`      | LabelledSamples (KTO), PolicyPairs (on-policy DPO)                   |
 
@@ -10,9 +10,9 @@ Each is built from the run's `Lab` and returns a `Rollout` per `next_batch()`; t
 (`paradigm.DataSource`: next_batch, get_state, set_state) is in docs/ARCHITECTURE.md.
 """
 
-from .core import FixedDataset, FrozenPolicySamples, PolicySamples, PreferencePairs, _Source, pairs
+from .core import FixedDataset, FrozenPolicySamples, GivenBatch, PolicySamples, PreferencePairs, _Source, pairs
 from .policy_gradient import DynamicSampling, GreedyBaselinePairs
 from .preference import LabelledSamples, PolicyPairs
 
-__all__ = ["FixedDataset", "FrozenPolicySamples", "PolicySamples", "PreferencePairs", "pairs",
+__all__ = ["FixedDataset", "FrozenPolicySamples", "GivenBatch", "PolicySamples", "PreferencePairs", "pairs",
            "DynamicSampling", "GreedyBaselinePairs", "LabelledSamples", "PolicyPairs"]

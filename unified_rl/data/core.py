@@ -77,6 +77,30 @@ class FrozenPolicySamples(_Source):
                       group_size=cfg.frozen_samples, temperature=cfg.temperature)
 
 
+class GivenBatch:
+    """One given batch, handed to the loop at every step: a notebook's or a test's batch through the
+    trainer's own step (`Method` with `data_source=GivenBatch.of(batch)`). It samples nothing."""
+
+    samples = None  # whoever made the batch
+
+    def __init__(self, batch):
+        self.batch = batch
+
+    @classmethod
+    def of(cls, batch):
+        """The `Lab -> DataSource` factory a Method's data_source field holds."""
+        return lambda lab: cls(batch)
+
+    def next_batch(self):
+        return self.batch
+
+    def get_state(self):
+        return {}
+
+    def set_state(self, state):
+        pass
+
+
 def pairs(x):
     """(chosen, rejected) halves of a per-row tensor laid out as PreferencePairs gives it."""
     B = len(x) // 2  # rows: B chosen, then their B rejected partners
