@@ -16,7 +16,7 @@ import dataclasses
 import sys
 from dataclasses import asdict
 
-from . import __version__, runs
+from . import __version__, distributed, runs
 from .lab import make_lab, seed_everything
 from .loop import fit
 from .methods import SFT
@@ -86,7 +86,9 @@ def sft_checkpoint(preset, seed=0, progress=True):
             runs.probe(path)
         except ValueError as e:
             raise ValueError(f"{e} (the SFT model cache: set UNIFIED_RL_CACHE to a folder you can write)") from None
-        with runs.hold(path, wait=True):
+        # under torchrun every rank asks: one builds it as a lone process (distributed.suspended), the
+        # others wait here on its file lock, in no collective, and then read it
+        with runs.hold(path, wait=True), distributed.suspended():
             runs.recover(path)
             if not runs.is_complete(path):
                 _build(path, preset, seed, progress)

@@ -6,6 +6,7 @@
 """
 
 import argparse
+import contextlib
 import json
 import math
 import os
@@ -146,21 +147,30 @@ def cmd_methods(args):
 
 
 def cmd_train(args):
+    from . import distributed
     from .runs import check_out, hold
     from .trainer import save_run, train
 
+    distributed.init()  # under torchrun: this process is one rank (distributed.py); rank 0 alone writes OUT
     preset = _train_preset(args)
-    check_out(args.out, overwrite=args.overwrite, resume=args.resume)  # before anything is created
-    with hold(args.out):  # from the training through the final save; a second writer is refused
+    with contextlib.ExitStack() as held:
+        def claim():  # before anything is created; from the training through the final save, one writer
+            check_out(args.out, overwrite=args.overwrite, resume=args.resume)
+            held.enter_context(hold(args.out))
+
+        distributed.from_main(claim)
         run = train(args.method, preset=preset, steps=args.steps, seed=args.seed, init=args.init, out=args.out,
                     resume=args.resume, overwrite=args.overwrite, save_every=args.save_every,
                     progress=not args.quiet)
         lab = run.lab
-        # seeded as `evaluate --seed` is, on the same questions: the two give the same numbers
+        # seeded as `evaluate --seed` is, on the same questions: the two give the same numbers (in one
+        # process; under torchrun each question has its own stream of the seed, on any number of ranks)
         run.summary["eval"] = _evaluate(lab.policy, lab.tokenizer, lab.test_problems, preset.k_problems,
                                         preset.k_samples, [k for k in (1, 4, 16) if k <= preset.k_samples],
-                                        0.7, args.seed, args.quiet)
+                                        0.7, args.seed, args.quiet or not distributed.is_main())
         save_run(run)
+    if not distributed.is_main():
+        return
     ev = run.summary["eval"]
     print(f"{args.method}: held-out greedy accuracy {ev['accuracy']:.3f}, pass@1 {ev['pass_at_k']['1']:.3f}, "
           f"maj@{max(map(int, ev['maj_at_k']))} {ev['maj_at_k'][max(ev['maj_at_k'], key=int)]:.3f} "
@@ -238,12 +248,19 @@ def main(argv=None):
     from transformers.utils import logging as hf_logging
     hub_logging.set_verbosity_error()  # an unreachable hub is reported once, below, not per retry
     hf_logging.set_verbosity_error()  # a mismatched checkpoint is our one line, not transformers' report
+    from .distributed import ElsewhereError, PeerLost, current
     try:
         COMMANDS[args.command](args)
     except BrokenPipeError:  # `... | head` closed the pipe: not an error of ours
         sys.stderr.close()
-    except ValueError as e:  # bad input found past argparse: one line, no traceback
+    except ElsewhereError:  # rank 0 refused the run and said why, once
+        sys.exit(1)
+    except PeerLost as e:  # another rank failed (its line says why) or stalled: one line, no traceback
         sys.exit(f"python -m unified_rl {args.command}: error: {e}")
+    except ValueError as e:  # bad input found past argparse: one line, no traceback
+        world = current()
+        where = f" (rank {world.rank} of {world.size})" if world is not None and world.size > 1 else ""
+        sys.exit(f"python -m unified_rl {args.command}: error{where}: {e}")
     except OSError as e:  # a full disk, a folder we may not write
         sys.exit(f"python -m unified_rl {args.command}: error: {e.strerror or e}"
                  + (f": {e.filename}" if e.filename else ""))

@@ -235,7 +235,8 @@ def prepare_policy(model, cfg):
     """The trainable policy and its pi_ref for an LLMConfig `cfg`: LoRA or full fine-tuning.
 
     LoRA: adapters on the model (or those it already has), pi_ref = the adapter disabled.
-    Full fine-tuning: pi_ref is a frozen copy (the lab's rule). Gradient checkpointing if asked.
+    Full fine-tuning: pi_ref is a frozen copy (the lab's rule). Gradient checkpointing if asked;
+    with cfg.fsdp, both sharded over a torchrun launch's ranks (fsdp.py).
     """
     import copy
 
@@ -251,6 +252,9 @@ def prepare_policy(model, cfg):
         ref = AdapterDisabled(model).eval()
     else:
         ref = copy.deepcopy(model).eval().requires_grad_(False)
+    if getattr(cfg, "fsdp", False):
+        from .fsdp import shard
+        model, ref = shard(model, ref)
     return model, ref
 
 
