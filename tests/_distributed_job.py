@@ -50,22 +50,14 @@ def save(path, run):
             json.dump(run.metrics, f)
 
 
-def per_rank_normalisers():
-    """The classic bug: each rank normalises by its own counts, as if every rank held as many."""
-    size = distributed.current().size
-    distributed.total = lambda x: x * size
-    distributed.across = lambda: None
-
-
 def equality(out, ckpt):
     for name in METHODS:
         save(os.path.join(out, name), train(name, lab=lab64(ckpt), progress=False, eval_every=0, **settings(name)))
-    real = distributed.total, distributed.across
-    per_rank_normalisers()
+    distributed.current().local_normalisers = True  # the classic bug: each rank normalises by its own counts
     for name in CONTROL:
         save(os.path.join(out, "control-" + name),
              train(name, lab=lab64(ckpt), progress=False, eval_every=0, **settings(name)))
-    distributed.total, distributed.across = real
+    distributed.current().local_normalisers = False
 
 
 def pretrained(out, folder):

@@ -7,6 +7,9 @@ The torchrun tests are one launch of tests/_distributed_job.py (every part in on
 importing torch and transformers costs each rank 12-45 s on a loaded machine) and two short ones.
 """
 
+import contextlib
+import copy
+import dataclasses
 import json
 import os
 import re
@@ -20,7 +23,7 @@ import torch
 from _distributed_job import CONTROL, lab64, settings
 from _tiny_llm import save_tiny
 from unified_rl import cache, cli, distributed
-from unified_rl.data import PolicySamples
+from unified_rl.data import DynamicSampling, PolicySamples
 from unified_rl.lab import make_lab
 from unified_rl.methods import METHODS
 from unified_rl.presets import get_preset
@@ -35,15 +38,9 @@ TOLERANCE = 1e-8
 
 @pytest.fixture
 def world():
-    """Put this process in a World of `size` ranks as rank `rank` (no process group: no collective runs)."""
-    saved = distributed._WORLD
-
-    def enter(rank, size):
-        distributed._WORLD = distributed.World(rank=rank, size=size)
-        return distributed._WORLD
-
-    yield enter
-    distributed._WORLD = saved
+    """Put this thread in a World of `size` ranks as rank `rank` (no peers: no collective may run)."""
+    with contextlib.ExitStack() as stack:
+        yield lambda rank, size: stack.enter_context(distributed._pushed(distributed.World(rank=rank, size=size)))
 
 
 def test_shares_cover_every_item_once_and_differ_by_at_most_one(world):
@@ -95,6 +92,55 @@ def test_too_few_questions_for_the_ranks_is_one_clear_error(world):
     source = PolicySamples(lab)
     with pytest.raises(ValueError, match="cannot be shared by 2 ranks"):
         source.draw(lab.policy, lab.rl_problems[:1], 2, temperature=1.0)
+
+
+def parity(rollout):
+    """A reward that needs no right answer (the tiny preset's model has none) and no RNG: the text's parity."""
+    return torch.tensor([float(len(t) % 2) for t in rollout.texts])
+
+
+def with_parity(name):
+    m = dataclasses.replace(METHODS[name], reward=parity)
+    if name == "dapo":
+        m = dataclasses.replace(m, data_source=lambda lab: DynamicSampling(lab, parity))
+    return m
+
+
+@pytest.fixture(scope="module")
+def tiny64():
+    lab = make_lab("tiny", 0)
+    lab.policy.double()
+    lab.ref.double()
+    return lab
+
+
+@pytest.mark.parametrize("name", ["grpo", "dapo", "reinforce++", "ppo"])
+def test_two_simulated_ranks_end_where_one_process_ends(name, tiny64):
+    """distributed.simulate: 2 ranks as threads of this process, every collective an exchange between
+    them; a per-rank normaliser (World.local_normalisers) moves REINFORCE++ and PPO, not GRPO or DAPO."""
+    def trained():
+        run = train(with_parity(name), lab=copy.deepcopy(tiny64), steps=3, prompts_per_step=4, group_size=4,
+                    lr=1e-3, progress=False, eval_every=0)
+        return {k: v.detach().clone() for k, v in run.policy.state_dict().items()}
+
+    with distributed.world_of_one():
+        one = trained()
+    two, other = distributed.simulate(trained, 2)
+    bad = distributed.simulate(trained, 2, local_normalisers=True)[0]
+    move = gap(one, tiny64.policy.state_dict())
+    assert move > 1e-4 and gap(two, other) == 0.0  # the ranks hold the same weights
+    assert gap(two, one) <= TOLERANCE * move
+    assert (gap(bad, one) > 1000 * TOLERANCE * move) == (name in ("reinforce++", "ppo"))
+
+
+def test_a_simulated_rank_that_fails_stops_the_others(tiny64):
+    def rank_fails():
+        if distributed.current().rank == 1:
+            raise ValueError("a planted failure")
+        return train("grpo", lab=copy.deepcopy(tiny64), steps=2, progress=False, eval_every=0)
+
+    with pytest.raises(ValueError, match="a planted failure"):
+        distributed.simulate(rank_fails, 2)
 
 
 # --- torchrun: 2 gloo ranks ------------------------------------------------------------------------
@@ -236,8 +282,13 @@ def test_a_resume_in_another_world_size_is_refused_in_one_line(launched, capsys)
 @pytest.mark.slow
 @pytest.mark.parametrize("kind", ["fail", "stall"])
 def test_one_failed_or_stalled_rank_ends_the_others_with_one_line(kind, tmp_path):
+    """From an empty cache: the ranks build the tiny preset's SFT model before they join (one builds, the
+    other waits on its lock; transformers would write no weights on rank 1 once the group is up)."""
     t = time.time()
-    done = torchrun(kind, str(tmp_path), env={"UNIFIED_RL_DIST_TIMEOUT": "10"}, timeout=300)
+    done = torchrun(kind, str(tmp_path), env={"UNIFIED_RL_DIST_TIMEOUT": "10",
+                                              "UNIFIED_RL_CACHE": str(tmp_path / "cache")}, timeout=300)
+    [entry] = os.listdir(tmp_path / "cache")
+    assert os.path.isfile(tmp_path / "cache" / entry / "checkpoint" / "model.safetensors")
     assert done.returncode != 0 and time.time() - t < 240
     ours = [line for line in done.stderr.splitlines() if line.startswith("python -m unified_rl")]
     rank0 = ("python -m unified_rl train: error: rank 0: another rank stopped or stalled (")

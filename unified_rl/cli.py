@@ -149,10 +149,11 @@ def cmd_methods(args):
 def cmd_train(args):
     from . import distributed
     from .runs import check_out, hold
-    from .trainer import save_run, train
+    from .trainer import ready_before_ranks, save_run, train
 
-    distributed.init()  # under torchrun: this process is one rank (distributed.py); rank 0 alone writes OUT
     preset = _train_preset(args)
+    ready_before_ranks(args.method, preset, args.seed, args.init, args.resume, not args.quiet)
+    distributed.init()  # under torchrun: this process is one rank (distributed.py); rank 0 alone writes OUT
     with contextlib.ExitStack() as held:
         def claim():  # before anything is created; from the training through the final save, one writer
             check_out(args.out, overwrite=args.overwrite, resume=args.resume)

@@ -9,8 +9,9 @@ drew it. Whatever is global over the batch is a sum over the ranks (`total`, `ac
 token counts that normalise a loss, REINFORCE++'s batch statistics, KTO's z0, the metrics. Each rank
 scales its loss to its part of the whole batch's, and the gradients are averaged once per update.
 
-Outside torchrun nothing here is active and a run is exactly what it was; `world_of_one()` runs the
-distributed code path in one process (the reference a 2-rank run is compared with).
+Outside torchrun nothing here is active and a run is exactly what it was. `world_of_one()` runs the
+distributed code path in one process (the reference a 2-rank run is compared with); `simulate` runs
+ranks as threads of one process (the course's lesson, fast tests).
 References: nanoGPT's train.py (DDP); verl's agg_loss and TRL's gathered token count (global normalisers).
 """
 
@@ -20,6 +21,8 @@ import datetime
 import hashlib
 import os
 import re
+import threading
+import time
 from dataclasses import dataclass
 
 import torch
@@ -37,32 +40,115 @@ class ElsewhereError(ValueError):
     """Rank 0 refused the run (a bad --out, a resume that does not fit) and said why; this rank stops quietly."""
 
 
+class _Group:
+    """torch.distributed's default process group (torchrun's ranks)."""
+
+    OPS = {"sum": dist.ReduceOp.SUM, "max": dist.ReduceOp.MAX, "min": dist.ReduceOp.MIN}
+
+    def __init__(self, rank, size):
+        self.rank, self.size = rank, size
+
+    def all_reduce(self, t, op="sum"):
+        dist.all_reduce(t, op=self.OPS[op])
+
+    def all_gather_object(self, obj):
+        out = [None] * self.size
+        dist.all_gather_object(out, obj)
+        return out
+
+    def broadcast(self, t, src=0):
+        dist.broadcast(t, src=src)
+
+    def broadcast_object(self, obj, src=0):
+        box = [obj]
+        dist.broadcast_object_list(box, src=src)
+        return box[0]
+
+
+class _Threads:
+    """The same collectives between threads of one process: ranks simulated without processes."""
+
+    REDUCE = {"sum": lambda a, b: a + b, "max": torch.maximum, "min": torch.minimum}
+
+    def __init__(self, rank, shared):
+        self.rank, self.size, self.shared = rank, shared["size"], shared
+
+    def _exchange(self, value):
+        slots, barrier = self.shared["slots"], self.shared["barrier"]
+        slots[self.rank] = value
+        barrier.wait()
+        out = list(slots)
+        barrier.wait()  # no rank posts its next value before every rank has read this one
+        return out
+
+    def all_reduce(self, t, op="sum"):
+        parts = self._exchange(t.detach().clone())
+        out = parts[0]
+        for p in parts[1:]:
+            out = self.REDUCE[op](out, p)
+        t.copy_(out)
+
+    def all_gather_object(self, obj):
+        return self._exchange(obj)
+
+    def broadcast(self, t, src=0):
+        t.copy_(self._exchange(t.detach().clone())[src])
+
+    def broadcast_object(self, obj, src=0):
+        return self._exchange(obj)[src]
+
+
 @dataclass
 class World:
-    """This process's place in a data-parallel run."""
+    """This process's (or simulated rank's) place in a data-parallel run."""
 
     rank: int = 0
     size: int = 1
     local_rank: int = 0
-    process_group: bool = False  # False: a world of one process, with no torch.distributed group
+    comm: object = None  # _Group (torchrun), _Threads (simulated ranks), None (a world of one)
     whole: bool = False  # the current batch: every rank holds all of it (True) or its own share (False)
+    local_normalisers: bool = False
+    """the course's negative control: each rank normalises by its own counts, as if every rank held as
+    many rows and tokens (what a plain DDP port does); the loss then changes with the number of ranks"""
 
 
-_WORLD = None
+_WORLD = None  # torchrun's, for the whole process
+_LOCAL = threading.local()  # a stack of overrides: world_of_one, suspended, a simulated rank
 
 
 def current():
     """The World of this run, or None outside a distributed run."""
-    return _WORLD
+    stack = getattr(_LOCAL, "stack", None)
+    return stack[-1] if stack else _WORLD
+
+
+@contextlib.contextmanager
+def _pushed(world):
+    _LOCAL.stack = getattr(_LOCAL, "stack", []) + [world]
+    try:
+        yield world
+    finally:
+        _LOCAL.stack = _LOCAL.stack[:-1]
+
+
+def world_of_one():
+    """Run the distributed code path in this process alone: a 1-rank run of what torchrun runs on N."""
+    return _pushed(World())
+
+
+def suspended():
+    """This process alone, as outside torchrun (the SFT cache is built so: ranks wait on its file lock)."""
+    return _pushed(None)
 
 
 def active() -> bool:
-    return _WORLD is not None
+    return current() is not None
 
 
 def is_main() -> bool:
     """Whether this process writes (rank 0, or a run that is not distributed)."""
-    return _WORLD is None or _WORLD.rank == 0
+    world = current()
+    return world is None or world.rank == 0
 
 
 def _timeout():
@@ -85,7 +171,7 @@ def init():
     if not dist.is_initialized():
         dist.init_process_group("nccl" if cuda else "gloo", timeout=datetime.timedelta(seconds=_timeout()))
         atexit.register(_finish)
-    _WORLD = World(rank, size, local, process_group=True)
+    _WORLD = World(rank, size, local, comm=_Group(rank, size))
     return _WORLD
 
 
@@ -94,93 +180,115 @@ def _finish():
         dist.destroy_process_group()
 
 
+def saves_models() -> bool:
+    """Whether transformers' save_pretrained writes a model in this process: once torch.distributed is
+    initialised it writes on rank 0 only (and silently nothing elsewhere)."""
+    return not dist.is_initialized() or dist.get_rank() == 0
+
+
+def wait_for(done, what):
+    """Poll done() until it holds (rank 0 is building `what`); ValueError after the collective timeout."""
+    deadline = time.time() + _timeout()
+    while not done():
+        if time.time() > deadline:
+            raise ValueError(f"waited {_timeout()} s for rank 0 to build {what}; build it before launching "
+                             "(one process: the same command without torchrun) or share its folder")
+        time.sleep(1.0)
+
+
+def launched() -> bool:
+    """Whether this process is a rank of a torchrun launch (a process group, not simulated ranks)."""
+    world = current()
+    return world is not None and isinstance(world.comm, _Group)
+
+
 def device():
-    """cuda:LOCAL_RANK in a distributed run on GPUs, else None (the lab's own choice)."""
-    if _WORLD is not None and _WORLD.process_group and torch.cuda.is_available():
-        return torch.device("cuda", _WORLD.local_rank)
-    return None
+    """cuda:LOCAL_RANK in a torchrun launch on GPUs, else None (the lab's own choice)."""
+    return torch.device("cuda", current().local_rank) if launched() and torch.cuda.is_available() else None
 
 
-@contextlib.contextmanager
-def world_of_one():
-    """Run the distributed code path in this process alone: a 1-rank run of what torchrun runs on N."""
-    global _WORLD
-    saved, _WORLD = _WORLD, World()
-    try:
-        yield _WORLD
-    finally:
-        _WORLD = saved
+def simulate(fn, size=2, local_normalisers=False):
+    """[fn() on each rank] with `size` ranks simulated as threads of this process (no torchrun).
 
+    Every collective is an exchange between the threads, so `train()` inside fn runs as it runs on
+    `size` processes. An exception on one rank stops the others (PeerLost) and is raised here.
+    """
+    shared = {"size": size, "slots": [None] * size, "barrier": threading.Barrier(size, timeout=_timeout())}
+    results, errors = [None] * size, [None] * size
 
-@contextlib.contextmanager
-def suspended():
-    """This process alone, as outside torchrun (the SFT cache is built so: ranks wait on its file lock)."""
-    global _WORLD
-    saved, _WORLD = _WORLD, None
-    try:
-        yield
-    finally:
-        _WORLD = saved
+    def rank_main(rank):
+        world = World(rank, size, rank, comm=_Threads(rank, shared), local_normalisers=local_normalisers)
+        with _pushed(world):
+            try:
+                results[rank] = fn()
+            except BaseException as e:  # noqa: BLE001 (re-raised below, in the caller's thread)
+                errors[rank] = e
+                shared["barrier"].abort()
+
+    threads = [threading.Thread(target=rank_main, args=(r,)) for r in range(size)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    errors = [e for e in errors if e is not None]
+    if errors:  # the rank that failed, not those it left waiting
+        raise next((e for e in errors if not isinstance(e, PeerLost)), errors[0])
+    return results
 
 
 def _many():
-    return _WORLD is not None and _WORLD.size > 1
+    world = current()
+    return world is not None and world.size > 1
 
 
 def _guard(fn, *args, **kwargs):
     """Run a collective; a failure becomes one PeerLost line instead of a backend traceback."""
     try:
         return fn(*args, **kwargs)
-    except RuntimeError as e:  # dist.DistBackendError included
-        first = (str(e).strip().splitlines() or [""])[0]
+    except (RuntimeError, threading.BrokenBarrierError) as e:  # dist.DistBackendError included
+        first = (str(e).strip().splitlines() or [type(e).__name__])[0]
         first = re.sub(r"^\[[^\]]*\]\s*", "", first).split(". ")[0][:160]  # gloo's "[file.cc:553] " and advice
-        raise PeerLost(f"rank {_WORLD.rank}: another rank stopped or stalled ({first}); "
+        raise PeerLost(f"rank {current().rank}: another rank stopped or stalled ({first}); "
                        "its own message says why") from None
 
 
 def share(n):
     """This rank's indices of n items: contiguous, sizes differing by at most one (numpy's array_split)."""
-    if _WORLD is None:
+    world = current()
+    if world is None:
         return range(n)
-    base, extra = divmod(n, _WORLD.size)
-    start = _WORLD.rank * base + min(_WORLD.rank, extra)
-    return range(start, start + base + (_WORLD.rank < extra))
+    base, extra = divmod(n, world.size)
+    start = world.rank * base + min(world.rank, extra)
+    return range(start, start + base + (world.rank < extra))
 
 
 def stream(seed, *keys):
     """A torch.Generator seeded by (seed, *keys): the same numbers on whichever rank asks."""
-    digest = hashlib.sha256(":".join(map(str, (seed, *keys))).encode()).digest()
-    return torch.Generator().manual_seed(int.from_bytes(digest[:8], "little") >> 1)
+    return torch.Generator().manual_seed(stream_seed(seed, *keys) >> 1)
 
 
 def stream_seed(seed, *keys):
-    """An int seed of (seed, *keys), for Python's random.Random."""
+    """A 64-bit seed of (seed, *keys), the same in every process (Python's hash() is not)."""
     return int.from_bytes(hashlib.sha256(":".join(map(str, (seed, *keys))).encode()).digest()[:8], "little")
 
 
 def gather(obj):
     """[every rank's obj], in rank order ([obj] outside a run of several ranks)."""
-    if not _many():
-        return [obj]
-    out = [None] * _WORLD.size
-    _guard(dist.all_gather_object, out, obj)
-    return out
+    return _guard(current().comm.all_gather_object, obj) if _many() else [obj]
 
 
 def from_main(fn):
     """fn() on rank 0, its result sent to every rank; a ValueError there stops every rank (rank 0 says why)."""
     if not _many():
         return fn()
-    box = [None]
-    if _WORLD.rank == 0:
+    comm, box = current().comm, None
+    if current().rank == 0:
         try:
-            box[0] = ("ok", fn())
+            box = ("ok", fn())
         except ValueError as e:
-            box[0] = ("error", str(e))
-            _guard(dist.broadcast_object_list, box, src=0)
+            _guard(comm.broadcast_object, ("error", str(e)))
             raise
-    _guard(dist.broadcast_object_list, box, src=0)
-    kind, value = box[0]
+    kind, value = _guard(comm.broadcast_object, box)
     if kind == "error":
         raise ElsewhereError(value)
     return value
@@ -188,64 +296,57 @@ def from_main(fn):
 
 def barrier():
     if _many():
-        _guard(dist.barrier)
+        _guard(current().comm.all_gather_object, None)
 
 
 def hold_batch(batch):
     """Note how the ranks hold this step's batch (Rollout.ranks): a share each, or all of it on every rank."""
-    if _WORLD is None:
+    world = current()
+    if world is None:
         return
     if batch.ranks not in ("share", "all"):
         raise ValueError("this data source does not split its batch between ranks: draw through "
                          "data._Source.draw / mine (docs/ARCHITECTURE.md, 'Beyond one process')")
-    _WORLD.whole = batch.ranks == "all"
+    world.whole = batch.ranks == "all"
 
 
 def split() -> bool:
     """Whether this step's batch is split: several ranks, each holding a share of it."""
-    return _many() and not _WORLD.whole
+    return _many() and not current().whole
 
 
 def total(x):
     """x summed over the ranks that each hold a share of the batch (x itself otherwise): a global count."""
+    if split() and current().local_normalisers:
+        return x * current().size  # the negative control: this rank's count, as if every rank had as many
     return sum_over_ranks(x) if split() else x
 
 
-def sum_over_ranks(x):
-    """x (a tensor or a number) summed over every rank (x itself outside a run of several ranks)."""
+def sum_over_ranks(x, op="sum"):
+    """x (a tensor or a number) reduced over every rank (x itself outside a run of several ranks)."""
     if not _many():
         return x
-    if torch.is_tensor(x):
-        out = x.detach().clone()
-        _guard(dist.all_reduce, out)
-        return out
-    out = torch.tensor(float(x), dtype=torch.float64)
-    _guard(dist.all_reduce, out)
-    return type(x)(out.item())
+    out = x.detach().clone() if torch.is_tensor(x) else torch.tensor(float(x), dtype=torch.float64)
+    _guard(current().comm.all_reduce, out, op)
+    return out if torch.is_tensor(x) else type(x)(out.item())
 
 
 class _Across:
     """Reductions over every rank's share of a batch, for the core's batch statistics (`across=`)."""
 
-    @staticmethod
-    def _reduce(x, op):
-        out = x.detach().clone()
-        _guard(dist.all_reduce, out, op=op)
-        return out
-
     def sum(self, x):
-        return self._reduce(x, dist.ReduceOp.SUM)
+        return sum_over_ranks(x)
 
     def max(self, x):
-        return self._reduce(x, dist.ReduceOp.MAX)
+        return sum_over_ranks(x, "max")
 
     def min(self, x):
-        return self._reduce(x, dist.ReduceOp.MIN)
+        return sum_over_ranks(x, "min")
 
 
 def across():
     """An object whose sum/max/min reduce over the ranks' shares, or None where the batch is not split."""
-    return _Across() if split() else None
+    return _Across() if split() and not current().local_normalisers else None
 
 
 def part(n_rows):
@@ -255,17 +356,22 @@ def part(n_rows):
 
 def scaled(loss):
     """The loss a rank backpropagates: its part of the batch's loss, times the ranks the gradients are averaged over."""
-    return loss * _WORLD.size if split() else loss
+    return loss * current().size if split() else loss
+
+
+def greatest(n):
+    """The largest n over the ranks (every rank runs as many micro-batches under FSDP2)."""
+    return int(sum_over_ranks(float(n), "max"))
 
 
 def same_start(*modules):
-    """Every rank starts from rank 0's weights (parameters and buffers)."""
+    """Every rank starts from rank 0's weights (parameters and buffers; FSDP2's shards are left alone)."""
     if not _many():
         return
     for module in modules:
         for t in list(module.parameters()) + list(module.buffers()):
-            if not getattr(t, "_is_dtensor", False) and not hasattr(t, "full_tensor"):
-                _guard(dist.broadcast, t.data, src=0)
+            if not hasattr(t, "full_tensor"):
+                _guard(current().comm.broadcast, t.data, 0)
 
 
 def average_gradients(params):
@@ -280,26 +386,17 @@ def average_gradients(params):
     for dtype in sorted({p.dtype for p in params}, key=str):
         group = [p for p in params if p.dtype == dtype]
         flat = torch.cat([(p.grad if p.grad is not None else torch.zeros_like(p)).reshape(-1) for p in group])
-        _guard(dist.all_reduce, flat)
-        flat /= _WORLD.size
+        _guard(current().comm.all_reduce, flat)
+        flat /= current().size
         offset = 0
         for p in group:
-            n = p.numel()
-            p.grad = flat[offset:offset + n].view_as(p).clone()
-            offset += n
-
-
-def greatest(n):
-    """The largest n over the ranks (every rank runs as many micro-batches under FSDP2)."""
-    if not _many():
-        return n
-    t = torch.tensor(n, dtype=torch.float64)
-    _guard(dist.all_reduce, t, op=dist.ReduceOp.MAX)
-    return int(t.item())
+            p.grad = flat[offset:offset + p.numel()].view_as(p).clone()
+            offset += p.numel()
 
 
 def summary(fsdp=False):
     """What a run folder records of its ranks (None outside a distributed run)."""
-    if _WORLD is None:
+    world = current()
+    if world is None:
         return None
-    return {"world_size": _WORLD.size, "fsdp": fsdp, "backend": dist.get_backend() if _WORLD.process_group else None}
+    return {"world_size": world.size, "fsdp": fsdp, "backend": dist.get_backend() if launched() else None}

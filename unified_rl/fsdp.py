@@ -49,8 +49,7 @@ def shard(policy, ref):
     """(policy, ref) sharded over the ranks, from rank 0's weights; a LoRA reference (the adapter off) follows."""
     from torch.distributed.fsdp import fully_shard
 
-    world = distributed.current()
-    if world is None or not world.process_group:
+    if not distributed.launched():
         raise ValueError("fsdp shards a model over the ranks of a torchrun launch; run under torchrun "
                          "(README, 'Beyond one machine') or leave fsdp off")
     distributed.same_start(policy, ref)

@@ -24,6 +24,7 @@ import torch
 from transformers import AutoModelForCausalLM
 from transformers.utils import logging as hf_logging
 
+from . import distributed
 from .models import _short, check_source, pick_device
 from .tokenizer import TOKENIZER_FILES, load_tokenizer
 
@@ -129,7 +130,10 @@ def pretrained_folder(name_or_path) -> str:
     if key.lower() not in ALIASES:
         return key
     out = os.path.join(llm_cache_dir(), ALIASES[key.lower()][2])
-    if not os.path.isfile(os.path.join(out, "model.safetensors")):
+    done = lambda: os.path.isfile(os.path.join(out, "model.safetensors"))  # noqa: E731
+    if not done() and not distributed.saves_models():  # rank 0 of a started process group converts it
+        distributed.wait_for(done, f"the converted weights {out}")
+    if not done():
         path = gguf_file(key.lower())
         os.makedirs(os.path.dirname(out), exist_ok=True)
         # one process converts; another asking meanwhile waits for it and reads its folder (~20 s saved)

@@ -142,7 +142,6 @@ def train(method="grpo", preset="auto", steps=None, seed=0, init=None, out=None,
     capped. model / task / llm: a pretrained chat model (`llm_preset`);
     every method then starts from that model (no SFT cache).
     """
-    distributed.init()  # under torchrun: join the ranks (distributed.py); a no-op otherwise
     m = get_method(method)
     if model is not None or task is not None or llm:
         if lab is not None:
@@ -156,6 +155,9 @@ def train(method="grpo", preset="auto", steps=None, seed=0, init=None, out=None,
     if isinstance(steps, bool) or not isinstance(steps, int) or steps < 0:
         raise ValueError(f"steps must be a whole number >= 0, got {steps!r}")
     cap = max_steps_cap() if _cap else None
+    if lab is None:
+        ready_before_ranks(m, run_preset, seed, init, resume, progress)
+    distributed.init()  # under torchrun: join the ranks (distributed.py); a no-op otherwise
     if cap is not None and cap < steps:
         if distributed.is_main():
             print(f"UNIFIED_RL_MAX_STEPS={cap} caps this {m.name} run at {cap} of {steps} steps", file=sys.stderr)
@@ -178,6 +180,21 @@ def train(method="grpo", preset="auto", steps=None, seed=0, init=None, out=None,
                                                         init))
         return _train(m, run_preset, hp, steps, seed, init, out, progress, lab, eval_every, state, save_every,
                       adoptable)
+
+
+def ready_before_ranks(method, preset, seed=0, init=None, resume=False, progress=True):
+    """Build what a run starts from (the SFT cache entry, a pretrained alias's converted weights)
+    before this process joins torchrun's ranks: transformers writes a model on torch.distributed's
+    rank 0 only, and a rank waiting in a collective for a build could time out. Every rank asks; the
+    build's file lock lets one build while the others wait, and then read it."""
+    if resume or "RANK" not in os.environ or distributed.active():  # only a torchrun rank not yet joined
+        return
+    m, preset = get_method(method), get_preset(preset)
+    if preset.llm is not None:
+        from .llm import pretrained_folder
+        pretrained_folder(init if init is not None else preset.llm.model)
+    elif init is None and m.init == "sft":
+        START_CHECKPOINT["sft"](preset, seed, progress)
 
 
 def _train(m, run_preset, hp, steps, seed, init, out, progress, lab, eval_every, state, save_every, adoptable):
