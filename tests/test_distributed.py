@@ -299,3 +299,29 @@ def test_one_failed_or_stalled_rank_ends_the_others_with_one_line(kind, tmp_path
         assert len(ours) == 1 and ours[0].startswith(rank0) and "Timed out" in ours[0]
     assert not re.search(r'File "[^"]*unified_rl/[a-z_/]*\.py"', done.stderr)  # no rank's traceback
     assert not (tmp_path / "runs" / kind).exists()  # the folder the run created and never saved into is gone
+
+
+def readme_commands():
+    """The launcher commands of the README's "Beyond one machine" block, in order."""
+    text = open(os.path.join(os.path.dirname(__file__), "..", "README.md")).read()
+    block = text.split("## Beyond one machine", 1)[1].split("```bash", 1)[1].split("```", 1)[0]
+    return [line for line in block.splitlines() if line.startswith(("torchrun ", "accelerate launch "))]
+
+
+@pytest.mark.slow
+def test_the_readme_commands_run_as_written(tmp_path):
+    """Each command as the README writes it (torchrun as `python -m torch.distributed.run`, accelerate from
+    this environment), in a fresh folder: 2 ranks each, rank 0's run folders."""
+    commands = readme_commands()
+    assert len(commands) == 3 and sum("--resume" in c for c in commands) == 1
+    bin_dir = os.path.dirname(sys.executable)
+    for command in commands:
+        argv = command.split()
+        argv = ([sys.executable, "-m", "torch.distributed.run"] + argv[1:] if argv[0] == "torchrun"
+                else [os.path.join(bin_dir, "accelerate")] + argv[1:])
+        done = subprocess.run(argv, cwd=tmp_path, capture_output=True, text=True, timeout=600,
+                              env={**os.environ, "OMP_NUM_THREADS": "1"})
+        assert done.returncode == 0, command + "\n" + done.stderr[-3000:]
+    for run, steps in (("grpo-2ranks", 4), ("grpo-accelerate", 2)):
+        summary = json.load(open(tmp_path / "runs" / run / "summary.json"))
+        assert summary["distributed"]["world_size"] == 2 and summary["steps_done"] == steps

@@ -16,12 +16,15 @@ EPILOG = """examples:
   python -m unified_rl train sft  --preset cpu --out runs/sft      # ~1 min on a laptop CPU
   python -m unified_rl train grpo --preset cpu --out runs/grpo     # starts from the cached SFT model
   python -m unified_rl evaluate runs/grpo/checkpoint --k 1,4,16 --out runs/grpo/eval.json
+  torchrun --standalone --nproc_per_node 2 -m unified_rl train grpo --preset tiny --out runs/grpo-2ranks
 
 Every method other than sft starts, unless --init says otherwise, from an SFT checkpoint trained
 with the same preset and cached in $UNIFIED_RL_CACHE (default ~/.cache/unified_rl). A run folder
 is saved every few steps and never overwritten unless --overwrite is given; --resume continues it
 exactly where it stopped. Files the run did not write (an eval.json put in its folder) are always
-kept, and --overwrite refuses a folder that holds any. The run folder: docs/ARCHITECTURE.md."""
+kept, and --overwrite refuses a folder that holds any. The run folder: docs/ARCHITECTURE.md.
+Under torchrun (or accelerate launch --multi_gpu) each process is one rank of a data-parallel run
+and rank 0 alone writes OUT (README, "Beyond one machine")."""
 
 
 class _Parser(argparse.ArgumentParser):
@@ -103,6 +106,8 @@ def build_parser():
     t.add_argument("--dtype", choices=["auto", "float32", "bfloat16", "float16", "float64"],
                    help="with --model: the weights' dtype")
     t.add_argument("--grad-checkpointing", action="store_true", help="with --model: recompute activations")
+    t.add_argument("--fsdp", action="store_true", help="with --model under torchrun: shard the model over the ranks "
+                                                      "(FSDP2, per decoder layer)")
     e = sub.add_parser("evaluate", help="greedy accuracy, Pass@K and Maj@K of a checkpoint")
     e.add_argument("checkpoint", help="a folder saved by train (OUT/checkpoint) or any causal LM path")
     e.add_argument("--preset", default="auto", choices=[*PRESETS, "auto"], help="which held-out questions [auto]")
@@ -187,6 +192,8 @@ def _train_preset(args):
            if v is not None}
     if args.grad_checkpointing:
         llm["grad_checkpointing"] = True
+    if args.fsdp:
+        llm["fsdp"] = True
     if args.model is None and args.task is None and not llm:
         return get_preset(args.preset)
     return llm_preset(args.preset, args.model, args.task, llm)
