@@ -33,7 +33,7 @@ from unified_rl.trainer import train
 JOB = os.path.join(os.path.dirname(__file__), "_distributed_job.py")
 TOLERANCE = 1e-8
 """Largest |w(2 ranks) - w(1 process)| allowed, relative to how far training moved the weights
-(float64; measured 3e-11 and below: the two differ only in the order of their sums)."""
+(float64; measured 1e-9 and below: the two differ only in the order of their sums)."""
 
 
 @pytest.fixture
@@ -203,6 +203,7 @@ def test_two_ranks_end_where_one_process_ends(name, launched, references, cpu_sf
     ref, metrics = references[name]
     two = torch.load(launched / f"{name}.pt", weights_only=True)
     assert moved(ref, cpu_sft) > 1e-6  # the run trained
+    print(f"{name}: max|w(2 ranks) - w(1 process)| / move = {gap(two, ref) / moved(ref, cpu_sft):.1e}")
     assert gap(two, ref) <= TOLERANCE * moved(ref, cpu_sft)
     close_metrics(metrics, json.load(open(launched / f"{name}.json")))
 

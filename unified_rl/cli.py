@@ -240,6 +240,9 @@ def cmd_reproduce(args):
     from .presets import get_preset
 
     from .experiments.common import PHASES, check_result_free
+    if int(os.environ.get("WORLD_SIZE", "1") or 1) > 1:
+        raise ValueError("reproduce runs in one process (its experiments write their results themselves); "
+                         "launch it without torchrun")
     check_result_free(args.name, args.out, args.overwrite)
     PHASES["on"] = not args.quiet  # each evaluation says what it samples, on stderr
     result = EXPERIMENTS[args.name](preset=get_preset(args.preset), out=args.out, seeds=args.seeds,

@@ -28,6 +28,8 @@ from dataclasses import dataclass
 import torch
 import torch.distributed as dist
 
+from . import collectives
+
 TIMEOUT_S = 600
 """Seconds a collective waits for the other ranks before failing (UNIFIED_RL_DIST_TIMEOUT changes it)."""
 
@@ -40,64 +42,6 @@ class ElsewhereError(ValueError):
     """Rank 0 refused the run (a bad --out, a resume that does not fit) and said why; this rank stops quietly."""
 
 
-class _Group:
-    """torch.distributed's default process group (torchrun's ranks)."""
-
-    OPS = {"sum": dist.ReduceOp.SUM, "max": dist.ReduceOp.MAX, "min": dist.ReduceOp.MIN}
-
-    def __init__(self, rank, size):
-        self.rank, self.size = rank, size
-
-    def all_reduce(self, t, op="sum"):
-        dist.all_reduce(t, op=self.OPS[op])
-
-    def all_gather_object(self, obj):
-        out = [None] * self.size
-        dist.all_gather_object(out, obj)
-        return out
-
-    def broadcast(self, t, src=0):
-        dist.broadcast(t, src=src)
-
-    def broadcast_object(self, obj, src=0):
-        box = [obj]
-        dist.broadcast_object_list(box, src=src)
-        return box[0]
-
-
-class _Threads:
-    """The same collectives between threads of one process: ranks simulated without processes."""
-
-    REDUCE = {"sum": lambda a, b: a + b, "max": torch.maximum, "min": torch.minimum}
-
-    def __init__(self, rank, shared):
-        self.rank, self.size, self.shared = rank, shared["size"], shared
-
-    def _exchange(self, value):
-        slots, barrier = self.shared["slots"], self.shared["barrier"]
-        slots[self.rank] = value
-        barrier.wait()
-        out = list(slots)
-        barrier.wait()  # no rank posts its next value before every rank has read this one
-        return out
-
-    def all_reduce(self, t, op="sum"):
-        parts = self._exchange(t.detach().clone())
-        out = parts[0]
-        for p in parts[1:]:
-            out = self.REDUCE[op](out, p)
-        t.copy_(out)
-
-    def all_gather_object(self, obj):
-        return self._exchange(obj)
-
-    def broadcast(self, t, src=0):
-        t.copy_(self._exchange(t.detach().clone())[src])
-
-    def broadcast_object(self, obj, src=0):
-        return self._exchange(obj)[src]
-
-
 @dataclass
 class World:
     """This process's (or simulated rank's) place in a data-parallel run."""
@@ -105,7 +49,7 @@ class World:
     rank: int = 0
     size: int = 1
     local_rank: int = 0
-    comm: object = None  # _Group (torchrun), _Threads (simulated ranks), None (a world of one)
+    comm: object = None  # collectives.ProcessGroup (torchrun), .Threads (simulated ranks), None (a world of one)
     whole: bool = False  # the current batch: every rank holds all of it (True) or its own share (False)
     local_normalisers: bool = False
     """the course's negative control: each rank normalises by its own counts, as if every rank held as
@@ -171,7 +115,7 @@ def init():
     if not dist.is_initialized():
         dist.init_process_group("nccl" if cuda else "gloo", timeout=datetime.timedelta(seconds=_timeout()))
         atexit.register(_finish)
-    _WORLD = World(rank, size, local, comm=_Group(rank, size))
+    _WORLD = World(rank, size, local, comm=collectives.ProcessGroup(rank, size))
     return _WORLD
 
 
@@ -199,7 +143,7 @@ def wait_for(done, what):
 def launched() -> bool:
     """Whether this process is a rank of a torchrun launch (a process group, not simulated ranks)."""
     world = current()
-    return world is not None and isinstance(world.comm, _Group)
+    return world is not None and isinstance(world.comm, collectives.ProcessGroup)
 
 
 def device():
@@ -213,11 +157,11 @@ def simulate(fn, size=2, local_normalisers=False):
     Every collective is an exchange between the threads, so `train()` inside fn runs as it runs on
     `size` processes. An exception on one rank stops the others (PeerLost) and is raised here.
     """
-    shared = {"size": size, "slots": [None] * size, "barrier": threading.Barrier(size, timeout=_timeout())}
+    shared = collectives.Threads.shared(size, _timeout())
     results, errors = [None] * size, [None] * size
 
     def rank_main(rank):
-        world = World(rank, size, rank, comm=_Threads(rank, shared), local_normalisers=local_normalisers)
+        world = World(rank, size, rank, comm=collectives.Threads(rank, shared), local_normalisers=local_normalisers)
         with _pushed(world):
             try:
                 results[rank] = fn()

@@ -31,17 +31,13 @@ def sharded(model) -> bool:
 
 def decoder_layers(model):
     """The model's repeated blocks: the classes transformers names in `_no_split_modules` (LlamaDecoderLayer...)."""
-    inner = model
-    while hasattr(inner, "get_base_model") or hasattr(inner, "base_model") and inner.base_model is not inner:
-        nxt = inner.get_base_model() if hasattr(inner, "get_base_model") else inner.base_model
-        if nxt is inner:
-            break
-        inner = nxt
-    names = set(getattr(inner, "_no_split_modules", None) or [])
+    names = set()
+    for m in model.modules():  # a LoRA policy (peft) wraps the transformers model that names them
+        names |= set(getattr(m, "_no_split_modules", None) or [])
     layers = [m for m in model.modules() if type(m).__name__ in names]
     if not layers:
-        raise ValueError(f"fsdp: found no decoder layers in {type(inner).__name__} (its _no_split_modules is "
-                         "empty); train it without fsdp")
+        raise ValueError(f"fsdp: found no decoder layers in {type(model).__name__} (no _no_split_modules); "
+                         "train it without fsdp")
     return layers
 
 
