@@ -19,8 +19,14 @@ class ProcessGroup:
 
     def __init__(self, rank, size):
         self.rank, self.size = rank, size
+        self.cuda = dist.get_backend() == "nccl"  # NCCL reduces CUDA tensors only
 
     def all_reduce(self, t, op="sum"):
+        if self.cuda and t.device.type != "cuda":  # a count made on the host: reduced on this rank's GPU
+            on_gpu = t.cuda()
+            dist.all_reduce(on_gpu, op=self.OPS[op])
+            t.copy_(on_gpu)
+            return
         dist.all_reduce(t, op=self.OPS[op])
 
     def all_gather_object(self, obj):
@@ -29,6 +35,11 @@ class ProcessGroup:
         return out
 
     def broadcast(self, t, src=0):
+        if self.cuda and t.device.type != "cuda":
+            on_gpu = t.cuda()
+            dist.broadcast(on_gpu, src=src)
+            t.copy_(on_gpu)
+            return
         dist.broadcast(t, src=src)
 
     def broadcast_object(self, obj, src=0):
