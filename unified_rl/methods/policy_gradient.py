@@ -22,7 +22,7 @@ it differs from Dr. GRPO only in its baseline and aggregation.
 
 from dataclasses import dataclass
 
-from .. import coefficients as C, objectives as O
+from .. import coefficients as C, distributed, objectives as O
 from ..data import DynamicSampling, GreedyBaselinePairs, PolicySamples
 from ..paradigm import Method
 from ..rewards import OverlongReward, RuleReward
@@ -165,7 +165,7 @@ def rloo_objective(step):
 def reinforce_pp_advantage(lab, batch, scores, logp_ref, extra):
     """A_t = R - beta sum_{t' >= t} log(pi_old / pi_ref), normalised over the batch, once per batch."""
     return C.reinforce_pp_advantage(scores, batch.logp, logp_ref, batch.mask, lab.preset.rl.beta,
-                                    batch.group_size)
+                                    batch.group_size, across=distributed.across())  # over every rank's rows
 
 
 def reinforce_pp_gc(step):

@@ -43,8 +43,9 @@ class OverlongReward:
         self.cache_len = cache_len
 
     def budget(self, rollout):
-        """L_max: the sampler's max_new_tokens for these questions (`sampling.response_budget`, read, not recomputed)."""
-        return response_budget(rollout.problems)
+        """L_max: the sampler's max_new_tokens for these questions (`sampling.response_budget`, read, not
+        recomputed); in a distributed run, the whole batch's, which the rollout carries (Rollout.budget)."""
+        return rollout.budget if rollout.budget is not None else response_budget(rollout.problems)
 
     def __call__(self, rollout):
         base = self.base(rollout)  # (B,)
