@@ -82,3 +82,14 @@ def test_the_run_summary_records_its_world(tmp_path):
     with pytest.raises(ValueError, match="is a lab model and preset llm-cpu"):
         worlds.evaluation_preset(bare, "llm-cpu")
     assert worlds.evaluation_preset(bare)[0].name == "cpu"
+
+
+def test_a_damaged_summary_is_one_line_and_the_sft_cache_says_its_preset(tmp_path):
+    from unified_rl import cache
+    entry = cache.sft_checkpoint(get_preset("tiny"), 0, progress=False)
+    assert worlds.evaluation_preset(entry)[0] == get_preset("tiny")
+    run = tmp_path / "r"
+    shutil.copytree(os.path.dirname(entry), run)
+    (run / "summary.json").write_text("[1, 2")
+    with pytest.raises(ValueError, match=r"summary.json cannot be read \(JSONDecodeError\): a damaged run folder"):
+        worlds.evaluation_preset(run / "checkpoint")

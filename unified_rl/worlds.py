@@ -198,9 +198,9 @@ def summary_beside(checkpoint):
             summary = json.load(f)
     except (OSError, ValueError, UnicodeDecodeError) as e:
         raise ValueError(f"{path} cannot be read ({type(e).__name__}): a damaged run folder") from None
-    if not isinstance(summary, dict) or not isinstance(summary.get("config"), dict):
-        raise ValueError(f"{path} holds no run settings ('config'): a damaged run folder")
-    return summary
+    if not isinstance(summary, dict):
+        raise ValueError(f"{path} is not a run's summary (not a mapping): a damaged run folder")
+    return summary if isinstance(summary.get("config"), dict) else None  # no settings: judged by its kind
 
 
 def preset_of_run(summary, where):
