@@ -68,7 +68,7 @@ def test_float16_on_the_cpu_is_refused_before_anything_is_made(folders, tmp_path
 
 
 def test_bf16_full_fine_tuning_keeps_float32_masters_and_says_so(folders, tmp_path, capsys):
-    """In bfloat16 with no float32 copy a step at lr 5e-6 rounds almost every update away (0.95 % of
+    """In bfloat16 with no float32 copy a step at lr 5e-6 rounds almost every update away (0.97 % of
     SmolLM2's weights changed); with float32 masters nearly every weight moves."""
     out = tmp_path / "run"
     assert outcome("train", "sft", "--model", folders["llama"], *TINY, "--steps", "1", "--dtype", "bfloat16",
@@ -89,6 +89,20 @@ def test_a_run_whose_gradient_is_not_finite_stops_in_one_line_and_saves_nothing(
     msg = outcome("train", "grpo", "--model", folders["llama"], *TINY, "--steps", "2", "--save-every", "1",
                   "--out", out)
     assert msg and "step 1: the policy's gradient is not finite" in msg
+    assert not runs.is_complete(out)
+
+
+def test_an_update_that_makes_the_weights_nan_stops_the_run_in_one_line(folders, tmp_path, monkeypatch):
+    """float16 weights on the CPU, let through: AdamW's eps underflows to 0 in float16 and one update makes
+    every weight NaN (the case the refusal above prevents); the run stops there, in one line, saving nothing."""
+    resolve = llm.resolve_dtype
+    lenient = lambda name, device="cpu": torch.float16 if name in ("float16", torch.float16) else resolve(name, device)  # noqa: E731
+    monkeypatch.setattr(llm, "resolve_dtype", lenient)
+    monkeypatch.setattr(llm, "weights_dtype", lambda cfg, device: lenient(cfg.dtype, device))
+    out = tmp_path / "run"
+    msg = outcome("train", "sft", "--model", folders["llama"], *TINY, "--steps", "2", "--save-every", "1",
+                  "--dtype", "float16", "--out", out)
+    assert msg and "step 1: the update made the policy's weights non-finite" in msg
     assert not runs.is_complete(out)
 
 

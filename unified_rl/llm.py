@@ -81,7 +81,7 @@ def weights_dtype(cfg, device) -> torch.dtype:
 
     LoRA: `cfg.dtype` (the base weights are frozen; the adapters train in float32). Full fine-tuning in
     a half dtype: float32, the master copy an optimizer step needs (without it bfloat16 rounded most
-    updates away: 0.95 % of SmolLM2's weights changed in a step, against 99.7 % in float32); the
+    updates away: 0.97 % of SmolLM2's weights changed in an SFT step, against 96.6 % in float32); the
     forward passes still run in bfloat16 under autocast on a GPU that has it (sampling.autocast).
     """
     dtype = resolve_dtype(cfg.dtype, device)

@@ -125,6 +125,15 @@ def clip(policy, step):
                          "this update (a run folder keeps its last save)") from None
 
 
+def check_finite(policy, step):
+    """ValueError naming the first trainable weight the update made NaN or inf (float16's AdamW, whose eps
+    underflows to 0, does it in one step): the run stops there instead of sampling from NaN."""
+    bad = next((n for n, p in policy.named_parameters() if p.requires_grad and not bool(torch.isfinite(p).all())), None)
+    if bad is not None:
+        raise ValueError(f"step {step}: the update made the policy's weights non-finite ({bad} holds NaN or inf); "
+                         "the run stopped (a run folder keeps its last save)")
+
+
 def fit(m, lab, hp, steps, summary, eval_every=None, progress=True, out=None, save_every=None,
         resume=None, label=None):
     """Train `lab.policy` in place with method `m` for `steps` steps in all; returns a Run.
@@ -196,6 +205,8 @@ def fit(m, lab, hp, steps, summary, eval_every=None, progress=True, out=None, sa
             distributed.average_gradients(params)  # what DDP does; FSDP2 reduced its own in backward
             clip(lab.policy, it + 1)
             opt.step()
+            if not sharded:  # an FSDP2 run's weights are checked whole when saved (runs.save_run)
+                check_finite(lab.policy, it + 1)
         row = {"step": it + 1, "seconds": round(time.time() - t0, 3)}
         parts = _parts(step, coef)
         if m.reward is not None:  # the batch was sampled: how often its answers are right
