@@ -9,7 +9,10 @@ is pure, returns a detached (B, T) tensor, 0 off the mask. Each is proven agains
 Aggregation is how per-token terms f_{i,t} become one number. Its GC factor per row is:
     seq-mean-token-mean   (1/B) sum_i (1/|o_i|) sum_t f      -> 1              (DeepSeekMath, GSPO)
     token-mean            per group, sum_i sum_t f / sum_i |o_i|  -> G |o_i| / sum_{j in g} |o_j|  (DAPO, CISPO)
-    constant              (1/B) sum_i sum_t f / L            -> |o_i| / L      (Dr. GRPO; L = 1: a token sum)
+    batch-token-mean      sum_i sum_t f / sum_i |o_i| over the batch -> B |o_i| / sum_j |o_j|  (TRL's dapo,
+                          cispo, vespo and bnpo on one micro-batch; verl's token-mean)
+    constant              (1/B) sum_i sum_t f / L            -> |o_i| / L      (Dr. GRPO; L = 1: a token sum,
+                          verl's seq-mean-token-sum)
 """
 
 import torch
@@ -17,7 +20,7 @@ import torch
 from .. import _checks, advantages
 from .paper import _mask
 
-AGGREGATIONS = ("seq-mean-token-mean", "token-mean", "constant")
+AGGREGATIONS = ("seq-mean-token-mean", "token-mean", "batch-token-mean", "constant")
 
 
 def _lengths(mask):
@@ -29,7 +32,7 @@ def _token_mean(mask, group_size, max_len):
     G = B if group_size is None else group_size
     n = _lengths(mask)  # (B, 1)
     per_group = n.view(-1, G).sum(-1, keepdim=True).repeat_interleave(G, 0)  # (B, 1) tokens of i's group
-    return G * n / per_group
+    return G * n / per_group.clamp(min=1)  # a group of rows that all left the loss (masked) counts 0
 
 
 def _constant(mask, group_size, max_len):
@@ -41,20 +44,25 @@ def _constant(mask, group_size, max_len):
     return _lengths(mask) / max_len
 
 
-_WEIGHTS = {"seq-mean-token-mean": lambda mask, group_size, max_len: torch.ones_like(_lengths(mask)),
-            "token-mean": _token_mean, "constant": _constant}
+_WEIGHTS = {"seq-mean-token-mean": lambda mask, group_size, max_len: (_lengths(mask) > 0).to(mask.dtype),
+            "token-mean": _token_mean,
+            "batch-token-mean": lambda mask, group_size, max_len: _token_mean(mask, None, max_len),
+            "constant": _constant}
 
 
 def aggregation_weight(mask, aggregation="seq-mean-token-mean", *, group_size=None, max_len=None):
     """The factor each row's GC carries under `aggregation` (module docstring). (B, T) -> (B, 1)
 
-    group_size: token-mean normalises within each group (None: over the whole batch, as verl and
-    TRL do). max_len: the constant L of the constant normaliser.
+    group_size: token-mean normalises within each group (None: over the whole batch, which is
+    batch-token-mean). max_len: the constant L of the constant normaliser. A row may have no tokens
+    here (a row left out of the loss, coefficients.options): its factor is 0.
     >>> m = torch.tensor([[1., 1., 1., 1.], [1., 1., 0., 0.]])
     >>> aggregation_weight(m, "token-mean").flatten()      # 2 * 4/6 and 2 * 2/6
     tensor([1.3333, 0.6667])
     """
-    mask = _mask(mask)
+    mask = _checks.as_tensor(mask, "mask").detach()
+    if mask.dim() != 2 or not ((mask == 0) | (mask == 1)).all():
+        raise ValueError(f"mask must be a (B, T) tensor of 0 and 1, got shape {tuple(mask.shape)}")
     if aggregation not in _WEIGHTS:
         raise ValueError(f"unknown aggregation {aggregation!r}; choose one of {', '.join(AGGREGATIONS)}")
     if group_size is not None:
@@ -211,17 +219,20 @@ def rloo(rewards, group_size, mask, *, logp=None, logp_old=None, clip_eps=None, 
     return _out(aggregation_weight(mask, aggregation, group_size=group_size, max_len=max_len) * term, mask)
 
 
-def reinforce_pp_advantage(rewards, logp_old, logp_ref, mask, beta, group_size=1, eps=1e-6):
+def reinforce_pp_advantage(rewards, logp_old, logp_ref, mask, beta, group_size=1, eps=1e-6, *, baseline="group"):
     """REINFORCE++ (arXiv 2501.03262): A_t = R - beta sum_{t' >= t} log(pi_old/pi_ref), batch-normalised.
 
-    The KL sits in the return (k1 per token, summed from t on); with group_size > 1 the group's mean
-    reward is subtracted first (the paper's "with baseline" variant). (B,) rewards -> (B, T).
+    The KL sits in the return (k1 per token, summed from t on; beta = 0: none there); with group_size > 1
+    and baseline="group" the group's mean reward is subtracted first (the "with baseline" variant, verl's
+    reinforce_plus_plus_baseline); baseline="none" keeps R (verl's reinforce_plus_plus). (B,) -> (B, T).
     """
     mask = _mask(mask)
     beta = _checks.scalar(beta, "beta", low=0.0)
+    if baseline not in ("group", "none"):
+        raise ValueError(f"unknown REINFORCE++ baseline {baseline!r}; choose group or none")
     r = _checks.per_sequence(rewards, "rewards", mask.shape[0]).double()
     _checks.groups(mask.shape[0], group_size)
-    if group_size > 1:
+    if group_size > 1 and baseline == "group":
         r = r - r.view(-1, group_size).mean(-1).repeat_interleave(group_size)
     k1 = (_checks.per_token(logp_old, "logp_old", mask) - _checks.per_token(logp_ref, "logp_ref", mask)).double()
     adv = r[:, None] * mask.double() - beta * advantages.returns_to_go(k1 * mask.double(), mask.double())
@@ -229,9 +240,11 @@ def reinforce_pp_advantage(rewards, logp_old, logp_ref, mask, beta, group_size=1
 
 
 def reinforce_pp(adv, mask, *, logp=None, logp_old=None, clip_eps=None, aggregation="seq-mean-token-mean",
-                 max_len=None):
+                 max_len=None, logp_ref=None, beta=0.0):
     """REINFORCE++'s GC: its token advantage (reinforce_pp_advantage), PPO-clipped when reused.
 
+    Given logp_ref, the KL sits in the loss instead of the return: + beta (pi_ref/pi - 1), the k3 penalty's
+    GC (GRPO's eq 21; verl's use_kl_loss with low_var_kl), with an advantage computed with beta = 0.
     >>> reinforce_pp(torch.tensor([[1.0, -0.5]]), torch.ones(1, 2))
     tensor([[ 1.0000, -0.5000]])
     """
@@ -241,6 +254,10 @@ def reinforce_pp(adv, mask, *, logp=None, logp_old=None, clip_eps=None, aggregat
         raise ValueError("the clipped REINFORCE++ coefficient needs logp, logp_old and clip_eps together")
     low, high = _clip_range(0.0 if clip_eps is None else clip_eps, None)
     term = _ratio_term(adv, logp, logp_old, mask, low, high)
+    if logp_ref is not None:
+        beta = _checks.scalar(beta, "beta", low=0.0)
+        x = _checks.per_token(logp_ref, "logp_ref", mask).detach() - _checks.per_token(logp, "logp", mask).detach()
+        term = term + beta * torch.expm1(x)
     return _out(aggregation_weight(mask, aggregation, max_len=max_len) * term, mask)
 
 

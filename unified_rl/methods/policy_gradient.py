@@ -20,12 +20,14 @@ R(o) - beta log(pi/pi_ref); the package's RLOO omits it (rule reward only, `uses
 it differs from Dr. GRPO only in its baseline and aggregation.
 """
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from .. import coefficients as C, objectives as O
 from ..data import DynamicSampling, GreedyBaselinePairs, PolicySamples
 from ..paradigm import Method
 from ..rewards import OverlongReward, RuleReward
+from .baselines import BASELINES
+from .ratio_shapes import RATIO_SHAPES
 
 rule = RuleReward()
 
@@ -99,6 +101,12 @@ class ReinforcePPConfig:
     """how the per-token PPO terms are averaged"""
     max_len: float = 17.0
     """L, used only by the constant aggregation"""
+    reinforce_baseline: str = field(default="group", metadata={"choices": ("group", "none")})
+    """subtract each group's mean reward before the batch normalisation (the paper's "with baseline", verl's
+    reinforce_plus_plus_baseline), or not (verl's reinforce_plus_plus)"""
+    kl_in: str = field(default="return", metadata={"choices": ("return", "loss")})
+    """where the KL sits: k1 summed into the return (the paper's), or k3 as a loss on each token (GRPO's
+    eq 21; verl's use_kl_loss=True with kl_loss_type=low_var_kl, the recipe of reinforce_plus_plus_baseline)"""
 
 
 def _agg(step):
@@ -162,21 +170,27 @@ def rloo_objective(step):
                   **_clip(step))
 
 
-def reinforce_pp_advantage(lab, batch, scores, logp_ref, extra):
-    """A_t = R - beta sum_{t' >= t} log(pi_old / pi_ref), normalised over the batch, once per batch."""
-    return C.reinforce_pp_advantage(scores, batch.logp, logp_ref, batch.mask, lab.preset.rl.beta,
-                                    batch.group_size)
+def reinforce_pp_adv(step):
+    """A_t = R - beta sum_{t' >= t} log(pi_sampler / pi_ref) (no KL there with kl_in="loss"), batch-normalised.
+
+    The same for every update of a batch: the KL is the sampler's (a Rollout's logp; bare tensors from
+    step_from_tensors use logp_old)."""
+    sampler = getattr(step.batch, "logp", step.logp_old)
+    beta = step.cfg.beta if step.hp.kl_in == "return" else 0.0
+    return C.reinforce_pp_advantage(step.scores, sampler, step.logp_ref, step.batch.mask, beta, _g(step),
+                                    baseline=step.hp.reinforce_baseline)
 
 
 def reinforce_pp_gc(step):
-    return C.reinforce_pp(step.adv, step.batch.mask, logp=step.logp, **_clip(step), **_agg(step))
+    kl = dict(logp_ref=step.logp_ref, beta=step.cfg.beta) if step.hp.kl_in == "loss" else {}
+    return C.reinforce_pp(reinforce_pp_adv(step), step.batch.mask, logp=step.logp, **_clip(step), **_agg(step), **kl)
 
 
 def reinforce_pp_objective(step):
-    # the KL in the return is the sampler's (a Rollout's logp); bare tensors (step_from_tensors) use logp_old
     sampler = getattr(step.batch, "logp", step.logp_old)
     return O.reinforce_pp(step.logp, step.logp_old, step.logp_ref, step.scores, step.batch.mask, step.cfg.beta,
-                          step.cfg.clip_eps, _g(step), aggregation=step.hp.aggregation, kl_logp=sampler)
+                          step.cfg.clip_eps, _g(step), aggregation=step.hp.aggregation, kl_logp=sampler,
+                          kl_in=step.hp.kl_in, baseline=step.hp.reinforce_baseline)
 
 
 def remax_gc(step):
@@ -203,11 +217,11 @@ RLOO = Method("rloo", PolicySamples, rule, rloo_gc, objective=rloo_objective, us
               hparams=SequenceConfig(), paper="RLOO, Ahmadian et al., arXiv 2402.14740",
               summary="REINFORCE with the leave-one-out baseline: k/(k-1) (r - mean), no std; no KL")
 REINFORCE_PP = Method("reinforce++", PolicySamples, rule, reinforce_pp_gc, objective=reinforce_pp_objective,
-                      advantage=reinforce_pp_advantage, off_policy=True, hparams=ReinforcePPConfig(),
+                      off_policy=True, hparams=ReinforcePPConfig(),
                       paper="REINFORCE++, Hu et al., arXiv 2501.03262",
                       summary="returns with the k1 KL in them, normalised over the whole batch")
 REMAX = Method("remax", GreedyBaselinePairs, rule, remax_gc, objective=remax_objective, uses_ref=False,
                off_policy=True, hparams=SequenceConfig(), paper="ReMax, Li et al., arXiv 2310.10505",
                summary="REINFORCE with the greedy answer's reward as the baseline; no KL")
 
-POLICY_GRADIENT = (DR_GRPO, DAPO, GSPO, CISPO, RLOO, REINFORCE_PP, REMAX)
+POLICY_GRADIENT = (DR_GRPO, DAPO, GSPO, CISPO, RLOO, REINFORCE_PP, REMAX) + RATIO_SHAPES + BASELINES

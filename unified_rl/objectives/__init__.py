@@ -14,3 +14,8 @@ from .policy_gradient import cispo, dapo, dr_grpo, gspo, kl_penalty, reinforce_p
 __all__ = ["dpo", "grpo", "online_rft", "ppo", "rft", "sft"]
 __all__ += ["ipo", "kto", "orpo", "simpo"]  # preference.py
 __all__ += ["cispo", "dapo", "dr_grpo", "gspo", "kl_penalty", "reinforce_pp", "remax", "rloo"]  # policy_gradient.py
+from .options import grpo_options  # noqa: E402 policy-gradient half
+__all__ += ["grpo_options"]  # options.py (policy-gradient half)
+from .ratio_shapes import clip_cov, gmpo, kl_cov, sapo, vespo  # noqa: E402 policy-gradient half
+from .baselines import gpg, opo  # noqa: E402 policy-gradient half
+__all__ += ["clip_cov", "gmpo", "kl_cov", "sapo", "vespo", "gpg", "opo"]  # ratio_shapes.py, baselines.py
