@@ -129,8 +129,9 @@ def grpo_options(rewards, group_size, logp, logp_ref, mask, beta, *, logp_old=No
                  clip_eps_high=None, delta=None, scale_rewards="group", eps=1e-6, level="token",
                  aggregation="seq-mean-token-mean", max_len=None, kl_ratio=False, truncated=None, entropy=None,
                  top_entropy_quantile=1.0, off_policy_mask_threshold=None, adv=None):
-    """GRPO's GC (eq 21) with every option of the table above; at the defaults it is `coefficients.grpo`.
+    """Eq 21 with the options of TRL's GRPOConfig and verl, each off by default (then exactly `grpo`).
 
+    The options: the table in this module's docstring.
     rewards (B,) or adv (B, T) (process supervision); logp_old None: on-policy (rho = 1); truncated (B,)
     bool and entropy (B, T): what the sampler recorded (sampling.Rollout). clip_eps_high None: = clip_eps.
     >>> m = torch.ones(2, 2); z = torch.zeros(2, 2)

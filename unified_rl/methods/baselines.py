@@ -14,7 +14,6 @@ two rewards this lab has; with multi_objective_aggregation="sum_then_normalize" 
 from dataclasses import dataclass, field
 
 from .. import advantages, coefficients as C, objectives as O
-from ..advantages import SCALES
 from ..coefficients import AGGREGATIONS
 from ..data import PolicySamples
 from ..paradigm import Method
@@ -65,9 +64,7 @@ class GDPOConfig:
 
     multi_objective_aggregation: str = field(default="normalize_then_sum",
                                              metadata={"choices": ("normalize_then_sum", "sum_then_normalize")})
-    """normalise each reward in its group, sum, normalise over the batch (GDPO); or sum, then GRPO's A"""
-    scale_rewards: str = field(default="group", metadata={"choices": SCALES})
-    """sum_then_normalize's scale (as GRPO's option)"""
+    """normalise each reward in its group, sum, normalise over the batch (GDPO); or sum, then GRPO's A-hat"""
     adv_eps: float = 1e-6
     """eps of every std's denominator (TRL's: 1e-4)"""
     aggregation: str = field(default="seq-mean-token-mean", metadata={"choices": AGGREGATIONS})
@@ -119,7 +116,7 @@ def gdpo_advantage(step):
         a = advantages.decoupled(step.scores, _g(step), hp.adv_eps)
     else:
         total = step.scores.sum(-1) if step.scores.dim() == 2 else step.scores  # (B,) the rewards' sum
-        a = advantages.scaled(total, _g(step), hp.scale_rewards, hp.adv_eps)
+        a = advantages.group_relative(total, _g(step), hp.adv_eps)
     return a.to(step.batch.mask.dtype)[:, None] * step.batch.mask
 
 
