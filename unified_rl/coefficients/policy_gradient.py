@@ -176,12 +176,13 @@ def gspo(rewards, group_size, logp, logp_old, mask, clip_eps=3e-4, clip_eps_high
 
 
 def cispo(rewards, group_size, logp, logp_old, mask, clip_eps_high, clip_eps=None, eps=1e-6, *,
-          aggregation="token-mean", max_len=None):
+          aggregation="token-mean", max_len=None, scale_rewards="group"):
     """CISPO (MiniMax-M1, arXiv 2506.13585, §3.1): a clipped, stop-gradient weight on every token.
 
     J = E[1/sum_i |o_i| sum_i sum_t sg(clip(r, 1-eps_low, 1+eps_high)) A_{i,t} log pi_theta(o_{i,t})],
     A = GRPO's A-hat. GC = G |o_i| / sum_j |o_j| * clip(r) A: the weight is clipped, the token never
     dropped (PPO's clip sets a token's GC to 0). clip_eps=None: no lower bound, as the paper runs it.
+    scale_rewards: A-hat's scale (advantages.scaled; TRL's option).
     >>> m = torch.ones(2, 1); lp = torch.tensor([[1.], [0.]]); old = torch.zeros(2, 1)
     >>> cispo(torch.tensor([1., 0.]), 2, lp, old, m, clip_eps_high=0.2)  # r = e > 1.2: weight 1.2
     tensor([[ 0.8485],
@@ -190,7 +191,7 @@ def cispo(rewards, group_size, logp, logp_old, mask, clip_eps_high, clip_eps=Non
     mask = _mask(mask)
     high = _checks.scalar(clip_eps_high, "clip_eps_high", low=0.0)
     low = None if clip_eps is None else _checks.scalar(clip_eps, "clip_eps", low=0.0)
-    adv = _seq_adv(rewards, mask, advantages.group_relative, group_size, eps)  # (B, T)
+    adv = _seq_adv(rewards, mask, advantages.scaled, group_size, scale_rewards, eps)  # (B, T)
     ratio = torch.exp(_checks.per_token(logp, "logp", mask).detach() - _checks.per_token(logp_old, "logp_old", mask))
     weight = ratio.clamp(min=None if low is None else 1 - low, max=1 + high)  # (B, T), never 0
     return _out(aggregation_weight(mask, aggregation, group_size=group_size, max_len=max_len) * weight * adv, mask)

@@ -23,6 +23,7 @@ it differs from Dr. GRPO only in its baseline and aggregation.
 from dataclasses import dataclass, field
 
 from .. import coefficients as C, objectives as O
+from ..advantages import SCALES
 from ..data import DynamicSampling, GreedyBaselinePairs, PolicySamples
 from ..paradigm import Method
 from ..rewards import OverlongReward, RuleReward
@@ -76,9 +77,14 @@ class CISPOConfig:
     """CISPO (arXiv 2506.13585): the paper tunes only the upper bound of the weight."""
 
     cispo_clip_eps_high: float = 0.28
-    """the weight is min(r, 1 + eps_high); 0.28 is this lab's choice (DAPO's eps_high)"""
+    """the weight is min(r, 1 + eps_high); 0.28 is this lab's choice (DAPO's eps_high). TRL's epsilon_high is
+    the bound itself, 1 + this (ScaleRL's 5.0 is cispo_clip_eps_high = 4)"""
     aggregation: str = "token-mean"
-    """CISPO's token-mean"""
+    """CISPO's token-mean (TRL's cispo: batch-token-mean)"""
+    scale_rewards: str = field(default="group", metadata={"choices": SCALES})
+    """A's scale: the group's std, the batch's, or none (TRL's scale_rewards)"""
+    adv_eps: float = 1e-6
+    """eps of A's denominator (TRL's: 1e-4)"""
     max_len: float = 17.0
     """L, used only by the constant aggregation"""
 
@@ -153,12 +159,13 @@ def gspo_objective(step):
 
 def cispo_gc(step):
     return C.cispo(step.scores, _g(step), step.logp, step.logp_old, step.batch.mask,
-                   step.hp.cispo_clip_eps_high, **_agg(step))
+                   step.hp.cispo_clip_eps_high, eps=step.hp.adv_eps, scale_rewards=step.hp.scale_rewards, **_agg(step))
 
 
 def cispo_objective(step):
     return O.cispo(step.logp, step.logp_old, step.scores, _g(step), step.batch.mask,
-                   step.hp.cispo_clip_eps_high, **_agg(step))
+                   step.hp.cispo_clip_eps_high, eps=step.hp.adv_eps, scale_rewards=step.hp.scale_rewards,
+                   **_agg(step))
 
 
 def rloo_gc(step):

@@ -91,13 +91,23 @@ def gspo(logp, logp_old, rewards, group_size, mask, clip_eps=3e-4, clip_eps_high
 
 
 def cispo(logp, logp_old, rewards, group_size, mask, clip_eps_high, clip_eps=None, eps=1e-6,
-          aggregation="token-mean", max_len=None):
-    """CISPO (arXiv 2506.13585, §3.1): 1/sum_i |o_i| sum_i sum_t sg(clip(r, 1-eps_low, 1+eps_high)) A log pi."""
+          aggregation="token-mean", max_len=None, scale_rewards="group"):
+    """CISPO (arXiv 2506.13585, §3.1): 1/sum_i |o_i| sum_i sum_t sg(clip(r, 1-eps_low, 1+eps_high)) A log pi.
+
+    scale_rewards: A = (r - group mean) over the group's std + eps, the batch's, or 1 (TRL's option)."""
     logp, mask = _setup(logp, mask)
     ratio = torch.exp(logp - _checks.per_token(logp_old, "logp_old", mask))
     low = -float("inf") if clip_eps is None else 1 - clip_eps
     weight = torch.clamp(ratio, low, 1 + clip_eps_high).detach()  # sg(.): the weight is not differentiated
-    return _aggregate(weight * _hat(rewards, group_size, mask, eps) * logp, mask, aggregation, group_size, max_len)
+    if scale_rewards == "group":
+        A = _hat(rewards, group_size, mask, eps)
+    else:
+        r = _rewards(rewards, group_size, mask)
+        A = r - r.mean(-1, keepdim=True)
+        if scale_rewards == "batch":
+            A = A / (r.flatten().std() + eps)
+        A = A.view(-1, 1).to(mask.dtype).expand_as(mask)
+    return _aggregate(weight * A * logp, mask, aggregation, group_size, max_len)
 
 
 def rloo(logp, rewards, group_size, mask, aggregation="constant", max_len=1.0, *, logp_old=None, clip_eps=None):
