@@ -183,3 +183,77 @@ def to_trl(name, **overrides):
     else:
         out.update({k: getattr(hp, k) for k in ("vespo_k_pos", "vespo_lambda_pos", "vespo_k_neg", "vespo_lambda_neg")})
     return TRLConfig(out, diffs)
+
+
+VERL_AGG = {"token-mean": ("batch-token-mean", None), "seq-mean-token-mean": ("seq-mean-token-mean", None),
+            "seq-mean-token-sum": ("constant", 1.0)}
+"""verl's loss_agg_mode -> (aggregation, L); seq-mean-token-sum-norm divides the batch's sum by a constant
+without the 1/B (L = loss_scale_factor / B here, which depends on the batch): give it as constant yourself."""
+VERL_DEFAULTS = dict(clip_ratio=0.2, clip_ratio_low=None, clip_ratio_high=None, clip_ratio_c=3.0,
+                     norm_adv_by_std_in_grpo=True, epsilon=1e-6, use_kl_loss=False, kl_loss_coef=0.001,
+                     kl_loss_type="low_var_kl", tau_pos=1.0, tau_neg=1.05, clip_cov_ratio=2e-4, clip_cov_lb=1.0,
+                     clip_cov_ub=5.0, kl_cov_ratio=2e-4, ppo_kl_coef=1.0)
+"""verl's defaults of the actor and algorithm settings read here (actor.policy_loss.* and algorithm.*)."""
+_VERL_PAIRS = {("grpo", "vanilla"): "grpo", ("grpo", "gspo"): "grpo", ("grpo", "sapo"): "sapo",
+               ("grpo", "cispo"): "cispo", ("grpo", "geo_mean"): "gmpo", ("grpo", "clip_cov"): "clip-cov",
+               ("grpo", "kl_cov"): "kl-cov", ("gpg", "gpg"): "gpg", ("opo", "vanilla"): "opo",
+               ("grpo_passk", "vanilla"): "grpo-passk", ("reinforce_plus_plus_baseline", "vanilla"): "reinforce++",
+               ("reinforce_plus_plus", "vanilla"): "reinforce++", ("rloo", "vanilla"): "rloo"}
+
+
+def from_verl(adv_estimator="grpo", loss_mode="vanilla", loss_agg_mode="token-mean", **config):
+    """(method name, overrides) of verl's algorithm.adv_estimator, actor.policy_loss.loss_mode and
+    actor.loss_agg_mode, with the settings of VERL_DEFAULTS (clip_ratio*, norm_adv_by_std_in_grpo, use_kl_loss, ...).
+
+    >>> from_verl("grpo", "geo_mean")[0], from_verl("gpg", "gpg")[1]["gpg_count"]
+    ('gmpo', 'nonzero-reward')
+    """
+    unknown = sorted(set(config) - set(VERL_DEFAULTS))
+    if unknown:
+        raise ValueError(f"from_verl does not read {unknown} (it reads {sorted(VERL_DEFAULTS)})")
+    if (adv_estimator, loss_mode) not in _VERL_PAIRS:
+        raise ValueError(f"no method here pairs verl's adv_estimator={adv_estimator!r} with loss_mode={loss_mode!r}; "
+                         f"the pairs: {sorted(_VERL_PAIRS)}")
+    if loss_agg_mode not in VERL_AGG:
+        raise ValueError(f"loss_agg_mode={loss_agg_mode!r} has no fixed counterpart here; choose one of {sorted(VERL_AGG)}")
+    c = {**VERL_DEFAULTS, **config}
+    low = c["clip_ratio"] if c["clip_ratio_low"] is None else c["clip_ratio_low"]
+    high = c["clip_ratio"] if c["clip_ratio_high"] is None else c["clip_ratio_high"]
+    name = _VERL_PAIRS[adv_estimator, loss_mode]
+    agg, L = VERL_AGG[loss_agg_mode]
+    aggregation = dict(aggregation=agg, **({"max_len": L} if L is not None else {}))
+    adv = dict(scale_rewards="group" if c["norm_adv_by_std_in_grpo"] else "none", adv_eps=c["epsilon"])
+    if c["use_kl_loss"] and (c["kl_loss_type"] not in ("low_var_kl", "k3") or name not in ("grpo", "reinforce++")):
+        raise ValueError("use_kl_loss maps to GRPO's k3 penalty (kl_loss_type low_var_kl) for grpo and reinforce++ only")
+    beta = c["kl_loss_coef"] if c["use_kl_loss"] else 0.0
+    if name == "grpo":
+        sequence = loss_mode == "gspo"  # verl's gspo: the sequence ratio, seq-mean-token-mean, no dual clip
+        return "grpo", {**adv, "clip_eps": low, "clip_eps_high": high, "beta": beta,
+                        "delta": None if sequence else c["clip_ratio_c"],
+                        "importance_sampling_level": "sequence" if sequence else "token",
+                        **(dict(aggregation="seq-mean-token-mean") if sequence else aggregation)}
+    if name == "sapo":
+        return "sapo", {**adv, "sapo_tau_pos": c["tau_pos"], "sapo_tau_neg": c["tau_neg"]}  # verl forces seq-mean
+    if name == "cispo":
+        return "cispo", {**adv, "cispo_clip_eps": low, "cispo_clip_eps_high": high, **aggregation}
+    if name == "gmpo":
+        return "gmpo", {**adv, "gmpo_clip_eps": low, "gmpo_clip_eps_high": high}  # verl: a mean over sequences
+    if name == "clip-cov":
+        if low != high:
+            raise ValueError("clip-cov's clip here is RLConfig.clip_eps, symmetric")
+        return "clip-cov", {**adv, "clip_eps": low, "clip_cov_ratio": c["clip_cov_ratio"],
+                            "clip_cov_lb": c["clip_cov_lb"], "clip_cov_ub": c["clip_cov_ub"], **aggregation}
+    if name == "kl-cov":
+        return "kl-cov", {**adv, "kl_cov_ratio": c["kl_cov_ratio"], "kl_cov_coef": c["ppo_kl_coef"], **aggregation}
+    if name == "gpg":
+        return "gpg", {"gpg_count": "nonzero-reward", **aggregation}
+    if name == "grpo-passk":
+        return "grpo-passk", {"passk_std": c["norm_adv_by_std_in_grpo"], "adv_eps": c["epsilon"], "clip_eps": low,
+                              "beta": 0.0, **aggregation}
+    if low != high:
+        raise ValueError(f"`{name}`'s clip here is RLConfig.clip_eps, symmetric")
+    if name == "reinforce++":
+        baseline = "group" if adv_estimator == "reinforce_plus_plus_baseline" else "none"
+        return "reinforce++", {"reinforce_baseline": baseline, "kl_in": "loss", "beta": beta, "clip_eps": low,
+                               **aggregation}
+    return name, {"clip_eps": low, **aggregation}  # opo, rloo

@@ -21,6 +21,7 @@ it differs from Dr. GRPO only in its baseline and aggregation.
 """
 
 from dataclasses import dataclass, field
+from typing import Optional
 
 from .. import coefficients as C, objectives as O
 from ..advantages import SCALES
@@ -85,6 +86,8 @@ class CISPOConfig:
     """A's scale: the group's std, the batch's, or none (TRL's scale_rewards)"""
     adv_eps: float = 1e-6
     """eps of A's denominator (TRL's: 1e-4)"""
+    cispo_clip_eps: Optional[float] = field(default=None, metadata={"choices": (None, 0.2)})
+    """the weight's lower bound 1 - cispo_clip_eps (None: none, as the paper and TRL; verl clips at clip_ratio_low)"""
     max_len: float = 17.0
     """L, used only by the constant aggregation"""
 
@@ -158,14 +161,13 @@ def gspo_objective(step):
 
 
 def cispo_gc(step):
-    return C.cispo(step.scores, _g(step), step.logp, step.logp_old, step.batch.mask,
-                   step.hp.cispo_clip_eps_high, eps=step.hp.adv_eps, scale_rewards=step.hp.scale_rewards, **_agg(step))
+    return C.cispo(step.scores, _g(step), step.logp, step.logp_old, step.batch.mask, step.hp.cispo_clip_eps_high,
+                   step.hp.cispo_clip_eps, eps=step.hp.adv_eps, scale_rewards=step.hp.scale_rewards, **_agg(step))
 
 
 def cispo_objective(step):
-    return O.cispo(step.logp, step.logp_old, step.scores, _g(step), step.batch.mask,
-                   step.hp.cispo_clip_eps_high, eps=step.hp.adv_eps, scale_rewards=step.hp.scale_rewards,
-                   **_agg(step))
+    return O.cispo(step.logp, step.logp_old, step.scores, _g(step), step.batch.mask, step.hp.cispo_clip_eps_high,
+                   step.hp.cispo_clip_eps, eps=step.hp.adv_eps, scale_rewards=step.hp.scale_rewards, **_agg(step))
 
 
 def rloo_gc(step):
