@@ -198,7 +198,9 @@ def status_lines(course):
         if os.path.basename(twin) not in {os.path.basename(p) for p in english}:
             lines.append(f"zh/{os.path.basename(twin)}: no English notebook of that name")
             dirty = True
-    pending = to_translate.report()  # the package's own text still in English (methods, derivations)
+    # the package's own text still in English (methods, derivations): reported for the package's own course
+    ours = os.path.realpath(course) == os.path.realpath(os.path.join(REPO, "course"))
+    pending = to_translate.report() if ours else []
     return lines + pending, dirty or bool(pending)
 
 

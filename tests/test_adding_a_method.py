@@ -107,3 +107,28 @@ def test_the_coefficient_is_the_objectives_gradient_on_tensors():
     surrogate = ((coef * logp * mask).sum(-1) / mask.sum(-1)).mean()
     g_gc, = torch.autograd.grad(surrogate, logp)
     assert torch.allclose(g_obj, g_gc, atol=1e-14)
+
+
+def test_its_summary_without_chinese_passes_once_listed_to_translate(registered, monkeypatch):
+    """Step 6's route, with a real entry: the new method's summary has no Chinese. Unlisted, the package-text
+    tests fail; listed in to_translate.py, they pass and the Chinese method tables show it in English."""
+    import test_package_text as package_text
+    from unified_rl.course import to_translate
+
+    from unified_rl.course import i18n
+
+    checks = (package_text.test_every_method_message_still_matches_the_package,
+              package_text.test_method_tables_speak_chinese_and_their_english_is_unchanged)
+    try:
+        for check in checks:
+            with pytest.raises(AssertionError, match=f"{NAME}|mean reward as baseline"):
+                check()
+            i18n.set_language("en")  # a failed check leaves the language it switched to
+        entry = {f"method.summary.{NAME}": METHOD.summary}
+        monkeypatch.setattr(to_translate, "TO_TRANSLATE", entry)
+        monkeypatch.setattr(package_text, "TO_TRANSLATE", entry)
+        for check in checks:
+            check()
+        package_text.test_what_is_listed_to_translate_still_lacks_chinese()
+    finally:
+        i18n.set_language("en")

@@ -85,3 +85,40 @@ def test_task_specs():
     for bad in ("words:x", "math", "gsm8k:/no/such/file.jsonl"):
         with pytest.raises(ValueError):
             task_from_spec(bad).splits(1, 1)
+
+
+def test_too_many_digits_is_refused_up_front_and_the_limit_works():
+    """words:99 once raised an OverflowError from random.sample(range(10**198)): now one ValueError naming the limit."""
+    with pytest.raises(ValueError, match=r"at most 9 digits \(words:9\)"):
+        task_from_spec("words:99")
+    with pytest.raises(ValueError, match="at most 6 digits"):
+        WordsTask(digits=7, n_operands=3)
+    train, test = task_from_spec("words:9").splits(3, 2, seed=1)
+    assert len(train) == 3 and len(test) == 2 and all(int(p.answer) > 0 for p in test)
+
+
+def test_a_non_utf8_file_is_named_with_its_line(tmp_path):
+    path = tmp_path / "g.jsonl"
+    good = json.dumps({"question": "q?", "answer": "#### 1"}).encode()
+    path.write_bytes(good + b"\n" + b'{"question": "caf\xe9?", "answer": "#### 2"}\n')
+    with pytest.raises(ValueError, match=r"g\.jsonl line 2 is not UTF-8 text \(byte 18\)"):
+        GSM8KTask(str(path)).splits(1, 1)
+
+
+def test_an_overlong_question_is_refused_before_any_tokenizing(tmp_path):
+    import time
+    rows = [{"question": "q?", "answer": "#### 1"}, {"question": "x" * 10_000_000 + "?", "answer": "#### 2"}]
+    path = _gsm8k_file(tmp_path / "g.jsonl", rows)
+    start = time.perf_counter()
+    with pytest.raises(ValueError, match=r"row 1: a question or answer of 10,000,001 characters"):
+        GSM8KTask(path).splits(1, 1)
+    assert time.perf_counter() - start < 30  # read and refused, not tokenized (it hung for minutes)
+
+
+def test_a_users_small_file_is_split_in_half(tmp_path):
+    """An 8-row file under a preset that asks for 36 test problems: 4 to test, 4 to train (it was refused)."""
+    rows = [{"question": f"What is {i} + 1?", "answer": f"#### {i + 1}"} for i in range(8)]
+    train, test = GSM8KTask(_gsm8k_file(tmp_path / "g.jsonl", rows)).splits(64, 36)
+    assert len(test) == 4 and len(train) == 4 and not {p.prompt for p in test} & {p.prompt for p in train}
+    with pytest.raises(ValueError, match="needs at least 2"):
+        GSM8KTask(_gsm8k_file(tmp_path / "one.jsonl", rows[:1])).splits(64, 36)

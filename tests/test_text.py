@@ -157,6 +157,9 @@ def test_in_chinese_print_shows_chinese_and_english_again_after(capsys):
     for where, value in all_texts():
         print(value)
         out = capsys.readouterr().out.rstrip("\n")
+        if value.template in TO_TRANSLATE and value.template not in SENTENCES:  # no Chinese yet: shown in English
+            assert out == text.english(value), where
+            continue
         zh = SENTENCES[value.template]
         if WORDS.search(value.template):
             assert HAN.search(out) and out != value, (where, out)

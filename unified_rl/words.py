@@ -14,11 +14,13 @@ import json
 import os
 import random
 import re
+import sys
 from dataclasses import dataclass
 
 NUMBER = re.compile(r"-?\d[\d,]*(?:\.\d+)?")
 STRICT = (re.compile(r"####\s*(-?[\d,]*\.?\d+)"), re.compile(r"\\boxed\{\s*(-?[\d,]*\.?\d+)\s*\}"))
 CALCULATOR = re.compile(r"<<[^>]*>>")  # GSM8K's calculator annotations, e.g. <<48/2=24>>
+MAX_QUESTION_CHARS = 4000  # GSM8K's longest question has under 1,000 characters; a longer one is a wrong file
 
 
 def normalize_number(text) -> str | None:
@@ -95,6 +97,10 @@ class WordsTask:
             raise ValueError(f"digits must be an integer >= 1, got {self.digits!r}")
         if not isinstance(self.n_operands, int) or self.n_operands < 2:
             raise ValueError(f"n_operands must be an integer >= 2, got {self.n_operands!r}")
+        if (10**self.digits) ** self.n_operands > sys.maxsize:  # the splits index every problem
+            most = max(1, len(str(sys.maxsize)) - 1) // self.n_operands
+            raise ValueError(f"sums of {self.n_operands} numbers of {self.digits} digits are too many to index; "
+                             f"use at most {most} digits (words:{most})")
         if "{expr}" not in self.template:
             raise ValueError(f"template must contain {{expr}}, got {self.template!r}")
         _check_budget(self.max_new_tokens)
@@ -131,8 +137,13 @@ def read_rows(path):
             raise ValueError("reading parquet needs pyarrow: pip install pyarrow (or give a .jsonl file)") from None
         return pq.read_table(path).to_pylist()
     rows = []
-    with open(path, encoding="utf-8") as f:
-        for n, line in enumerate(f, 1):
+    with open(path, "rb") as f:
+        for n, raw in enumerate(f, 1):
+            try:
+                line = raw.decode("utf-8")
+            except UnicodeDecodeError as e:
+                raise ValueError(f"{path} line {n} is not UTF-8 text (byte {e.start + 1}); "
+                                 "save the file as UTF-8") from None
             if line.strip():
                 try:
                     rows.append(json.loads(line))
@@ -146,6 +157,9 @@ def gsm8k_problem(row, where, cfg) -> WordProblem:
     if not isinstance(row, dict) or not isinstance(row.get("question"), str) \
             or not isinstance(row.get("answer"), str):
         raise ValueError(f"{where}: expected text fields 'question' and 'answer'")
+    if len(row["question"]) > MAX_QUESTION_CHARS or len(row["answer"]) > MAX_QUESTION_CHARS:
+        raise ValueError(f"{where}: a question or answer of {max(len(row['question']), len(row['answer'])):,} "
+                         f"characters; GSM8K's are under 1,000 (at most {MAX_QUESTION_CHARS:,} are read)")
     answer = parse_strict(row["answer"]) if "####" in row["answer"] else None
     if answer is None or not row["question"].strip():
         raise ValueError(f"{where}: the answer does not end with '#### N' (a number), or the question is empty")
@@ -159,7 +173,8 @@ def gsm8k_problem(row, where, cfg) -> WordProblem:
 class GSM8KTask:
     """GSM8K from a local file in its Hugging Face format (`path`), or from the hub (`path=""`,
     through `datasets`, where the hub is reachable). One file is shuffled under the split seed and
-    cut into n_test test rows and up to n_train train rows (fewer when the file is smaller)."""
+    cut into n_test test rows and up to n_train train rows. A file of fewer than 2 x n_test rows is
+    split in half instead (a user's small file: half to test, half to train; at least 2 rows)."""
 
     path: str = ""
     instruction: str = "\nGive the final answer after '####'."
@@ -183,9 +198,11 @@ class GSM8KTask:
     def splits(self, n_train, n_test, seed=0):
         rows, where = self.rows()
         problems = [gsm8k_problem(r, f"{where} row {i}", self) for i, r in enumerate(rows)]
-        if n_test >= len(problems):
-            raise ValueError(f"asked for {n_test} test problems but {where} has only {len(problems)}")
-        n_train = min(n_train, len(problems) - n_test)  # a small file: every other row trains
+        if len(problems) < 2:
+            raise ValueError(f"{where} has {len(problems)} problem(s); it needs at least 2 (one to train on, "
+                             "one to test on)")
+        n_test = min(n_test, len(problems) // 2)  # a small file: half of it tests
+        n_train = min(n_train, len(problems) - n_test)  # every other row trains
         order = random.Random(seed).sample(range(len(problems)), n_train + n_test)
         picked = [problems[i] for i in order]
         return picked[:n_train], picked[n_train:]
