@@ -205,6 +205,9 @@ def from_verl(adv_estimator="grpo", loss_mode="vanilla", loss_agg_mode="token-me
     """(method name, overrides) of verl's algorithm.adv_estimator, actor.policy_loss.loss_mode and
     actor.loss_agg_mode, with the settings of VERL_DEFAULTS (clip_ratio*, norm_adv_by_std_in_grpo, use_kl_loss, ...).
 
+    verl's vanilla loss has a dual clip (clip_ratio_c, 3 by default): it is GRPO's `delta` here; opo, rloo,
+    grpo-passk and reinforce++ have none, so they differ from verl where an A < 0 token's ratio passes it.
+
     >>> from_verl("grpo", "geo_mean")[0], from_verl("gpg", "gpg")[1]["gpg_count"]
     ('gmpo', 'nonzero-reward')
     """
