@@ -124,8 +124,8 @@ def run(preset="auto", out="results", seeds=3, progress=True, *, name="policy-fa
         row = {"seed": seed, "sft": greedy_accuracy(lab.policy, lab.tokenizer, test),
                "sft_lengths": answer_lengths(lab.policy, lab.tokenizer, test[: b.length_questions],
                                              b.length_samples, seed), "runs": {}}
-        for label, name, overrides in arms(b):
-            res = one_run(label, name, overrides, sp, seed, init, test, b, progress)
+        for label, method, overrides in arms(b):
+            res = one_run(label, method, overrides, sp, seed, init, test, b, progress)
             row["runs"][label] = res
             say(f"{name} seed {seed} {label}: held-out {res['accuracy']:.3f} (SFT {row['sft']:.3f}), "
                 f"length {res['response_len'][0]:.2f} -> {res['response_len'][-1]:.2f} ({res['wall_s']} s)")
