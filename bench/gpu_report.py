@@ -35,6 +35,15 @@ def collect(out, tests_rc, tests_s, speed_rc, dry, command, methods):
     res["real_models_skipped"] = os.environ.get("GPU_CHECK_REAL_MODELS", "1") == "0"
     if res["real_models_rc"] == 0 and "smollm2" not in res["real_models"] and not res["real_models_skipped"]:
         res["real_models_rc"] = 1  # the offline model always runs
+    res["distributed_rc"] = int(os.environ.get("GPU_CHECK_DIST_RC", "0"))
+    res["distributed_note"] = os.environ.get("GPU_CHECK_DIST_NOTE", "not run")
+    try:  # bench/distributed_step.py under torchrun: per mode (ddp, fsdp), per rank
+        with open(os.path.join(out, "distributed.json")) as f:
+            res["distributed"] = json.load(f)
+    except OSError:
+        res["distributed"] = None
+        if res["distributed_note"].startswith("rc="):  # it ran and left no result
+            res["distributed_rc"] = res["distributed_rc"] or 1
     for m in methods:
         with open(os.path.join(out, f"{m}.wall.json")) as f:
             row = json.load(f)
@@ -77,6 +86,17 @@ def markdown(res):
                          f"{r['seconds_per_step']:.2f} | {r['peak_memory_gb']:.2f} ({r['peak_memory_kind']}) | "
                          f"{r['before']['greedy']:.3f} | {r['after']['greedy']:.3f} | "
                          f"{r['before']['reply_chars']:.0f} | {r['after']['reply_chars']:.0f} |")
+    dist = res.get("distributed")
+    lines += ["", f"Data-parallel GRPO under torchrun (`bench/distributed_step.py`): {res.get('distributed_note')}."]
+    if dist:
+        lines += ["", f"{dist['model']} on {dist['world_size']} ranks ({dist['device']}), {dist['steps']} steps, "
+                  f"LoRA r {dist['lora_r']}:", "",
+                  "| mode | dtype | rank | s/step | peak memory GB | s in the package's collectives |",
+                  "|---|---|---|---|---|---|"]
+        for mode, r in dist["modes"].items():
+            for rank in r["ranks"]:
+                lines.append(f"| {mode} | {r['dtype']} | {rank['rank']} | {rank['seconds_per_step']} | "
+                             f"{rank['peak_memory_gb']} | {rank['collective_seconds']} |")
     lines += ["", "Speed (`bench/preset_speed.py`):", "", "```json", json.dumps(res["preset_speed"], indent=2), "```", ""]
     return "\n".join(lines)
 
@@ -94,6 +114,7 @@ def main(argv):
     failed += ["gpu tests"] if res["gpu_tests"]["rc"] != 0 else []
     failed += ["preset_speed"] if res["preset_speed_rc"] != 0 else []
     failed += ["real models"] if res["real_models_rc"] != 0 else []
+    failed += ["data-parallel"] if res["distributed_rc"] != 0 else []
     print(f"-> {out}/gpu_check.json, {out}/gpu.md" + (f"  FAILED: {', '.join(failed)}" if failed else "  (all passed)"))
     return 1 if failed else 0
 

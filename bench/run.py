@@ -1,6 +1,6 @@
 """Every benchmark in one run: writes bench/results.json and prints a short table.
 
-    python bench/run.py [--only trl,memory,sampling,presets,llm-trl,llm-memory] [--course] [--out bench/results.json]
+    python bench/run.py [--only trl,memory,sampling,presets,distributed,llm-trl,llm-memory] [--course] [--out bench/results.json]
 Each figure is a ratio measured side by side in this run (medians over repeats), so a busy machine
 slows both sides alike; the load average is recorded with the results all the same.
 
@@ -16,6 +16,8 @@ slows both sides alike; the load average is recorded with the results all the sa
 | llm_trl_agreement            | the gradient agreement with TRL on SmolLM2, float32           | trl_smollm2.py    |
 | llm_lora_over_full_peak_memory | LoRA (adapter-off pi_ref) / full FT (pi_ref copy) peak RSS  | llm_memory.py     |
 | llm_phases (--only llm-phases) | each phase, ours and TRL's, on one SmolLM2 batch            | llm_phases.py     |
+| distributed_two_over_one_step_time | 2 gloo ranks / 1 rank seconds per GRPO step (cpu preset) | distributed_step.py |
+| distributed_collective_share | share of a 2-rank run's time inside the collectives            | distributed_step.py |
 | course_cpu_seconds           | seconds and peak kernel memory per notebook (--course only)   | this file         |
 """
 
@@ -32,7 +34,7 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")  # tiny models: one thread per pro
 
 import torch  # noqa: E402
 
-BENCHES = ("sampling", "presets", "memory", "trl", "llm-trl", "llm-memory")
+BENCHES = ("sampling", "presets", "memory", "distributed", "trl", "llm-trl", "llm-memory")
 OPT_IN = ("llm-phases",)  # run only when named in --only: our phases and TRL's on one SmolLM2 batch
 
 
@@ -96,6 +98,12 @@ def run(only=BENCHES, course=False, repeats=5, steps=5, llm_steps=4, llm_modes=(
         rows = res["ppo_vs_grpo"] = memory.measure()
         res["ppo_over_grpo_peak_memory"] = {str(r["width"]): r["peak_memory_ratio"] for r in rows}
         res["ppo_over_grpo_step_time"] = {str(r["width"]): r["step_time_ratio"] for r in rows}
+    if "distributed" in only:
+        import distributed_step
+
+        d = res["distributed"] = distributed_step.measure()
+        res["distributed_two_over_one_step_time"] = d["two_over_one_step_time"]
+        res["distributed_collective_share"] = d["collective_share_two_ranks"]
     if "trl" in only:
         import trl_compare
 
@@ -154,6 +162,8 @@ def table(res):
             ("llm_grpo_step_speedup_vs_trl", res.get("llm_grpo_step_speedup_vs_trl"), ">= 1.2"),
             ("llm_trl_agreement", res.get("llm_trl_agreement"), "float error"),
             ("llm_lora_over_full_peak_memory", res.get("llm_lora_over_full_peak_memory"), "<= 0.6"),
+            ("distributed_two_over_one_step_time", res.get("distributed_two_over_one_step_time"), "(2 cores)"),
+            ("distributed_collective_share", res.get("distributed_collective_share"), ""),
             ("course_cpu_seconds", (res.get("course_cpu_seconds") or {}).get("total"), "")]
     lines = [f"{'key':30s} {'value':40s} target"]
     for k, v, target in rows:

@@ -7,12 +7,13 @@
 #   scripts/gpu_check.sh --dry-run [OUT]    the same plumbing on the CPU: the cpu preset, 2 RL steps (1 GRPO step of 2 x 2 replies on the real model)
 # Then the real-model path (bench/llm_gpu.py): GRPO on the offline SmolLM2-135M-Instruct (sums in
 # words), and Qwen2.5-0.5B-Instruct on GSM8K where the hub is reachable: seconds per step, peak
-# memory, greedy accuracy before/after (OUT/llm-*.json, and a table in OUT/gpu.md).
+# memory, greedy accuracy before/after (OUT/llm-*.json, and a table in OUT/gpu.md). Then, with 2 GPUs
+# or more, the same GRPO under torchrun on all of them, DDP and FSDP2 (OUT/distributed.json).
 # Needs a CUDA build of torch in .venv (README, "On a GPU"). Exits non-zero, loudly, if CUDA is
 # missing or anything fails. GPU_CHECK_STEPS (default 30) RL steps per method, GPU_CHECK_METHODS
 # (default: every method in unified_rl.methods.METHODS; none: no lab method), GPU_CHECK_LLM_STEPS (default 30) GRPO steps
 # per real model, GPU_CHECK_HUB=0 skips the hub model, GPU_CHECK_REAL_MODELS=0 skips the real models
-# (the report says so), PY (default .venv/bin/python).
+# (the report says so), GPU_CHECK_DISTRIBUTED=0 the data-parallel runs, PY (default .venv/bin/python).
 # OUT must be new, empty, or a folder an earlier gpu_check wrote (it carries .unified_rl-gpu-check);
 # only what gpu_check writes is replaced there.
 set -euo pipefail
@@ -49,6 +50,7 @@ if [ -e "$OUT" ] || [ -L "$OUT" ]; then
   fi
   # an earlier gpu_check's folder: remove only what gpu_check writes
   ( cd "$OUT" && rm -rf -- cache tests.log preset_speed.json gpu_check.json gpu.md llm-*.json llm-*.log \
+      distributed.json distributed.log \
       $(for m in $METHODS; do printf '%s %s.log %s.wall.json ' "$m" "$m" "$m"; done) )
 fi
 mkdir -p "$OUT"
@@ -114,5 +116,31 @@ else
 fi
 fi
 export GPU_CHECK_LLM_RC=$llm_rc
+
+# Data-parallel (README, "Beyond one machine"): GRPO on SmolLM2 under torchrun on every visible GPU, each
+# rank holding the whole model (ddp), then FSDP2 sharding it (fsdp), bf16 where the GPU has it: seconds per
+# step and peak memory per rank (bench/distributed_step.py). Skipped, saying so, with fewer than 2 GPUs;
+# the dry run runs the same plumbing on 2 CPU ranks (gloo, LoRA, 1 small step each).
+dist_rc=0
+NGPU=$("$PY" -c 'import torch; print(torch.cuda.device_count())')
+if [ "${GPU_CHECK_DISTRIBUTED:-1}" = 0 ]; then
+  DIST_NOTE="skipped (GPU_CHECK_DISTRIBUTED=0)"
+elif [ "$DRY" = 0 ] && [ "$NGPU" -lt 2 ]; then
+  DIST_NOTE="skipped: $NGPU GPU visible, a data-parallel run needs 2 or more"
+else
+  NRANKS=$NGPU
+  DIST_ARGS=(--model smollm2 --task words:1 --dtype auto --modes ddp,fsdp --steps "$LLM_STEPS")
+  if [ "$DRY" = 1 ]; then
+    NRANKS=2
+    DIST_ARGS=(--model smollm2 --task words:1 --preset llm-cpu --modes ddp,fsdp --steps 1 --lora-r 8
+               --prompts-per-step 2 --group-size 2 --max-new-tokens 8)
+  fi
+  "$PY" -m torch.distributed.run --standalone --nproc_per_node "$NRANKS" bench/distributed_step.py \
+    "${DIST_ARGS[@]}" --out "$OUT/distributed.json" > "$OUT/distributed.log" 2>&1 \
+    || { dist_rc=1; tail -n 5 "$OUT/distributed.log" >&2; }
+  DIST_NOTE="rc=$dist_rc on $NRANKS ranks"
+fi
+echo "  data-parallel: $DIST_NOTE"
+export GPU_CHECK_DIST_RC=$dist_rc GPU_CHECK_DIST_NOTE="$DIST_NOTE"
 
 "$PY" bench/gpu_report.py "$OUT" "$tests_rc" "$tests_s" "$speed_rc" "$DRY" "$COMMAND" $METHODS

@@ -9,6 +9,7 @@ import torch
 
 from unified_rl.data import PreferencePairs
 from unified_rl.data.core import SAMPLES as SAMPLES_CHOICES
+from unified_rl.data.core import _Source
 from unified_rl.lab import make_lab
 from unified_rl.methods import METHODS
 from unified_rl.trainer import train
@@ -53,15 +54,17 @@ def wrong_sampler(name, lab, monkeypatch, source_lab=None):
 
     source_lab: the lab the source is built on, when a test gives it a lab with two models swapped."""
     source = source_of(name, lab if source_lab is None else source_lab)
-    sampler = type(source).next_batch.__globals__
     calls = []
-    if "sample" in sampler:
-        real = sampler["sample"]
+    # `sample` as the source's module sees it, and as _Source.draw (which most sources call) sees it
+    for sampler in (type(source).next_batch.__globals__, _Source.draw.__globals__):
+        if "sample" in sampler and not hasattr(sampler["sample"], "spied"):
+            real = sampler["sample"]
 
-        def spy(model, *args, **kwargs):
-            calls.append(model)
-            return real(model, *args, **kwargs)
-        monkeypatch.setitem(sampler, "sample", spy)
+            def spy(model, *args, real=real, **kwargs):
+                calls.append(model)
+                return real(model, *args, **kwargs)
+            spy.spied = True
+            monkeypatch.setitem(sampler, "sample", spy)
     torch.manual_seed(0)
     batch = source.next_batch()
     if name in HUMAN:

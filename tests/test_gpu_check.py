@@ -57,6 +57,14 @@ def test_the_dry_run_measures_the_real_model_and_keeps_other_files(tmp_path):
     assert (llm["prompts_per_step"], llm["group_size"]) == (2, 2)  # the dry run's small step
     assert llm["seconds_per_step"] > 0 and llm["peak_memory_gb"] > 0.3  # a 135M-parameter model in float32
     assert "| smollm2 | words:1 |" in (out / "gpu.md").read_text()
+    dist = res["distributed"]  # the torchrun section's plumbing: 2 gloo ranks, DDP then FSDP2
+    assert res["distributed_rc"] == 0 and dist["world_size"] == 2 and sorted(dist["modes"]) == ["ddp", "fsdp"]
+    assert dist["modes"]["fsdp"]["fsdp"] and not dist["modes"]["ddp"]["fsdp"]
+    for mode in dist["modes"].values():
+        assert [r["rank"] for r in mode["ranks"]] == [0, 1]
+        assert all(r["seconds_per_step"] > 0 and r["peak_memory_gb"] > 0.3 for r in mode["ranks"])
+        assert mode["dtype"] == "torch.float32"  # dtype auto: float32 on the CPU, bf16 on a GPU that has it
+    assert "| fsdp | torch.float32 | 1 |" in (out / "gpu.md").read_text()
 
 
 def _report(tmp_path, monkeypatch, real_models, llm_rc="0"):
@@ -82,3 +90,15 @@ def test_the_report_says_the_real_models_were_skipped(tmp_path, monkeypatch):
     (tmp_path / "failed").mkdir()
     rc, res = _report(tmp_path / "failed", monkeypatch, real_models="1", llm_rc="1")  # the model ran and failed
     assert rc == 1 and res["real_models_rc"] == 1
+
+
+def test_the_report_says_why_the_data_parallel_runs_were_skipped_and_fails_when_they_failed(tmp_path, monkeypatch):
+    monkeypatch.setenv("GPU_CHECK_DIST_NOTE", "skipped: 1 GPU visible, a data-parallel run needs 2 or more")
+    rc, res = _report(tmp_path, monkeypatch, real_models="0")
+    assert rc == 0 and res["distributed"] is None and res["distributed_note"].startswith("skipped: 1 GPU")
+    assert "skipped: 1 GPU visible" in (tmp_path / "gpu.md").read_text()
+    (tmp_path / "failed").mkdir()
+    monkeypatch.setenv("GPU_CHECK_DIST_NOTE", "rc=1 on 4 ranks")
+    monkeypatch.setenv("GPU_CHECK_DIST_RC", "1")
+    rc, res = _report(tmp_path / "failed", monkeypatch, real_models="0")
+    assert rc == 1 and res["distributed_rc"] == 1

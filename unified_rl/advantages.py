@@ -21,25 +21,33 @@ import torch
 from . import _checks
 
 
-def _normalise(x, valid, eps):
+def _normalise(x, valid, eps, across=None):
     """(x - mean) / (std + eps) over the entries where `valid`; rows are groups. 0 where all are equal.
 
     Computed in float64 on x / max|x| (the result is unchanged by the scale, eps scaled with it), so
     a group of equal rewards gives exactly 0 (a float32 mean of 0.7s is not 0.7) and +-1e20 neither
-    overflows its square nor rounds to 0. Returned in x's floating dtype.
+    overflows its square nor rounds to 0. Returned in x's floating dtype. across: the rows are one
+    rank's share of a batch and `across.sum/max/min` reduce over every rank's (distributed.across).
     """
     dtype = x.dtype if x.is_floating_point() else torch.get_default_dtype()
     on = valid.bool()
     x, valid = x.double(), on.double()
     hi = torch.where(on, x, -torch.inf).amax(-1, keepdim=True)  # (n_groups, 1)
     lo = torch.where(on, x, torch.inf).amin(-1, keepdim=True)
+    if across is not None:
+        hi, lo = across.max(hi), across.min(lo)
     # A group whose rewards are all equal carries no signal: advantage 0, exactly, never 0/0 = NaN.
     equal = hi == lo
     scale = torch.maximum(hi.abs(), lo.abs()).where(~equal, torch.ones_like(hi))
     y = x / scale * valid
-    n = valid.sum(-1, keepdim=True)
-    mean = y.sum(-1, keepdim=True) / n
-    var = (((y - mean) * valid) ** 2).sum(-1, keepdim=True) / (n - 1).clamp(min=1)  # sample variance
+    n, total = valid.sum(-1, keepdim=True), y.sum(-1, keepdim=True)
+    if across is not None:
+        n, total = across.sum(n), across.sum(total)
+    mean = total / n
+    squares = (((y - mean) * valid) ** 2).sum(-1, keepdim=True)
+    if across is not None:
+        squares = across.sum(squares)
+    var = squares / (n - 1).clamp(min=1)  # sample variance
     out = (y - mean) / (var.sqrt() + eps / scale)
     return torch.where(equal, torch.zeros_like(out), out).mul(valid).to(dtype)
 
@@ -105,12 +113,15 @@ def returns_to_go(token_rewards, mask):
     return token_rewards.flip(-1).cumsum(-1).flip(-1) * mask
 
 
-def batch_normalised(adv, mask, eps=1e-6):
-    """(A - mean) / (std + eps) over every response token of the batch (REINFORCE++). (B, T) -> (B, T)"""
+def batch_normalised(adv, mask, eps=1e-6, across=None):
+    """(A - mean) / (std + eps) over every response token of the batch (REINFORCE++). (B, T) -> (B, T)
+
+    across: these rows are one rank's share, and the statistics are the whole batch's over every rank.
+    """
     mask = _checks.response_mask(mask)
     adv = _checks.per_token(adv, "adv", mask)
     eps = _checks.scalar(eps, "eps", low=0.0)
-    return _normalise(adv.reshape(1, -1), mask.reshape(1, -1), eps).view(adv.shape)
+    return _normalise(adv.reshape(1, -1), mask.reshape(1, -1), eps, across).view(adv.shape)
 
 
 def group_relative_process(step_rewards, step_mask, group_size, eps=1e-6, mask=None):

@@ -16,7 +16,7 @@ import dataclasses
 import sys
 from dataclasses import asdict
 
-from . import __version__, runs
+from . import __version__, distributed, runs
 from .lab import make_lab, seed_everything
 from .loop import fit
 from .methods import SFT
@@ -81,12 +81,16 @@ def sft_checkpoint(preset, seed=0, progress=True):
     The cache folder is probed for writing before any training; a process that finds another one
     building the same entry waits for it and reuses its model."""
     path = entry(preset, seed)
+    if not runs.is_complete(path) and not distributed.saves_models():  # rank 0 of a started group builds it
+        distributed.wait_for(lambda: runs.is_complete(path), f"the SFT cache entry {path}")
     if not runs.is_complete(path):
         try:  # an unwritable cache is found now, not after SFT has trained
             runs.probe(path)
         except ValueError as e:
             raise ValueError(f"{e} (the SFT model cache: set UNIFIED_RL_CACHE to a folder you can write)") from None
-        with runs.hold(path, wait=True):
+        # under torchrun every rank asks before it joins the others (trainer.ready_before_ranks): one
+        # builds it, the others wait here on its file lock, in no collective, and then read it
+        with runs.hold(path, wait=True), distributed.suspended():
             runs.recover(path)
             if not runs.is_complete(path):
                 _build(path, preset, seed, progress)

@@ -6,6 +6,7 @@
 """
 
 import argparse
+import contextlib
 import json
 import math
 import os
@@ -15,12 +16,15 @@ EPILOG = """examples:
   python -m unified_rl train sft  --preset cpu --out runs/sft      # ~1 min on a laptop CPU
   python -m unified_rl train grpo --preset cpu --out runs/grpo     # starts from the cached SFT model
   python -m unified_rl evaluate runs/grpo/checkpoint --k 1,4,16 --out runs/grpo/eval.json
+  torchrun --standalone --nproc_per_node 2 -m unified_rl train grpo --preset tiny --out runs/grpo-2ranks
 
 Every method other than sft starts, unless --init says otherwise, from an SFT checkpoint trained
 with the same preset and cached in $UNIFIED_RL_CACHE (default ~/.cache/unified_rl). A run folder
 is saved every few steps and never overwritten unless --overwrite is given; --resume continues it
 exactly where it stopped. Files the run did not write (an eval.json put in its folder) are always
-kept, and --overwrite refuses a folder that holds any. The run folder: docs/ARCHITECTURE.md."""
+kept, and --overwrite refuses a folder that holds any. The run folder: docs/ARCHITECTURE.md.
+Under torchrun (or accelerate launch --multi_gpu) each process is one rank of a data-parallel run
+and rank 0 alone writes OUT (README, "Beyond one machine")."""
 
 
 class _Parser(argparse.ArgumentParser):
@@ -102,6 +106,8 @@ def build_parser():
     t.add_argument("--dtype", choices=["auto", "float32", "bfloat16", "float16", "float64"],
                    help="with --model: the weights' dtype")
     t.add_argument("--grad-checkpointing", action="store_true", help="with --model: recompute activations")
+    t.add_argument("--fsdp", action="store_true", help="with --model under torchrun: shard the model over the ranks "
+                                                      "(FSDP2, per decoder layer)")
     e = sub.add_parser("evaluate", help="greedy accuracy, Pass@K and Maj@K of a checkpoint")
     e.add_argument("checkpoint", help="a folder saved by train (OUT/checkpoint) or any causal LM path")
     e.add_argument("--preset", default="auto", choices=[*PRESETS, "auto"], help="which held-out questions [auto]")
@@ -146,21 +152,31 @@ def cmd_methods(args):
 
 
 def cmd_train(args):
+    from . import distributed
     from .runs import check_out, hold
-    from .trainer import save_run, train
+    from .trainer import ready_before_ranks, save_run, train
 
     preset = _train_preset(args)
-    check_out(args.out, overwrite=args.overwrite, resume=args.resume)  # before anything is created
-    with hold(args.out):  # from the training through the final save; a second writer is refused
+    ready_before_ranks(args.method, preset, args.seed, args.init, args.resume, not args.quiet)
+    distributed.init()  # under torchrun: this process is one rank (distributed.py); rank 0 alone writes OUT
+    with contextlib.ExitStack() as held:
+        def claim():  # before anything is created; from the training through the final save, one writer
+            check_out(args.out, overwrite=args.overwrite, resume=args.resume)
+            held.enter_context(hold(args.out))
+
+        distributed.from_main(claim)
         run = train(args.method, preset=preset, steps=args.steps, seed=args.seed, init=args.init, out=args.out,
                     resume=args.resume, overwrite=args.overwrite, save_every=args.save_every,
                     progress=not args.quiet)
         lab = run.lab
-        # seeded as `evaluate --seed` is, on the same questions: the two give the same numbers
+        # seeded as `evaluate --seed` is, on the same questions: the two give the same numbers (in one
+        # process; under torchrun each question has its own stream of the seed, on any number of ranks)
         run.summary["eval"] = _evaluate(lab.policy, lab.tokenizer, lab.test_problems, preset.k_problems,
                                         preset.k_samples, [k for k in (1, 4, 16) if k <= preset.k_samples],
-                                        0.7, args.seed, args.quiet)
+                                        0.7, args.seed, args.quiet or not distributed.is_main())
         save_run(run)
+    if not distributed.is_main():
+        return
     ev = run.summary["eval"]
     print(f"{args.method}: held-out greedy accuracy {ev['accuracy']:.3f}, pass@1 {ev['pass_at_k']['1']:.3f}, "
           f"maj@{max(map(int, ev['maj_at_k']))} {ev['maj_at_k'][max(ev['maj_at_k'], key=int)]:.3f} "
@@ -176,6 +192,8 @@ def _train_preset(args):
            if v is not None}
     if args.grad_checkpointing:
         llm["grad_checkpointing"] = True
+    if args.fsdp:
+        llm["fsdp"] = True
     if args.model is None and args.task is None and not llm:
         return get_preset(args.preset)
     return llm_preset(args.preset, args.model, args.task, llm)
@@ -222,6 +240,9 @@ def cmd_reproduce(args):
     from .presets import get_preset
 
     from .experiments.common import PHASES, check_result_free
+    if int(os.environ.get("WORLD_SIZE", "1") or 1) > 1:
+        raise ValueError("reproduce runs in one process (its experiments write their results themselves); "
+                         "launch it without torchrun")
     check_result_free(args.name, args.out, args.overwrite)
     PHASES["on"] = not args.quiet  # each evaluation says what it samples, on stderr
     result = EXPERIMENTS[args.name](preset=get_preset(args.preset), out=args.out, seeds=args.seeds,
@@ -238,12 +259,19 @@ def main(argv=None):
     from transformers.utils import logging as hf_logging
     hub_logging.set_verbosity_error()  # an unreachable hub is reported once, below, not per retry
     hf_logging.set_verbosity_error()  # a mismatched checkpoint is our one line, not transformers' report
+    from .distributed import ElsewhereError, PeerLost, current
     try:
         COMMANDS[args.command](args)
     except BrokenPipeError:  # `... | head` closed the pipe: not an error of ours
         sys.stderr.close()
-    except ValueError as e:  # bad input found past argparse: one line, no traceback
+    except ElsewhereError:  # rank 0 refused the run and said why, once
+        sys.exit(1)
+    except PeerLost as e:  # another rank failed (its line says why) or stalled: one line, no traceback
         sys.exit(f"python -m unified_rl {args.command}: error: {e}")
+    except ValueError as e:  # bad input found past argparse: one line, no traceback
+        world = current()
+        where = f" (rank {world.rank} of {world.size})" if world is not None and world.size > 1 else ""
+        sys.exit(f"python -m unified_rl {args.command}: error{where}: {e}")
     except OSError as e:  # a full disk, a folder we may not write
         sys.exit(f"python -m unified_rl {args.command}: error: {e.strerror or e}"
                  + (f": {e.filename}" if e.filename else ""))

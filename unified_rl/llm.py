@@ -24,6 +24,7 @@ import torch
 from transformers import AutoModelForCausalLM
 from transformers.utils import logging as hf_logging
 
+from . import distributed
 from .models import _short, check_source, pick_device
 from .tokenizer import TOKENIZER_FILES, load_tokenizer
 
@@ -129,7 +130,10 @@ def pretrained_folder(name_or_path) -> str:
     if key.lower() not in ALIASES:
         return key
     out = os.path.join(llm_cache_dir(), ALIASES[key.lower()][2])
-    if not os.path.isfile(os.path.join(out, "model.safetensors")):
+    done = lambda: os.path.isfile(os.path.join(out, "model.safetensors"))  # noqa: E731
+    if not done() and not distributed.saves_models():  # rank 0 of a started process group converts it
+        distributed.wait_for(done, f"the converted weights {out}")
+    if not done():
         path = gguf_file(key.lower())
         os.makedirs(os.path.dirname(out), exist_ok=True)
         # one process converts; another asking meanwhile waits for it and reads its folder (~20 s saved)
@@ -235,7 +239,8 @@ def prepare_policy(model, cfg):
     """The trainable policy and its pi_ref for an LLMConfig `cfg`: LoRA or full fine-tuning.
 
     LoRA: adapters on the model (or those it already has), pi_ref = the adapter disabled.
-    Full fine-tuning: pi_ref is a frozen copy (the lab's rule). Gradient checkpointing if asked.
+    Full fine-tuning: pi_ref is a frozen copy (the lab's rule). Gradient checkpointing if asked;
+    with cfg.fsdp, both sharded over a torchrun launch's ranks (fsdp.py).
     """
     import copy
 
@@ -251,6 +256,9 @@ def prepare_policy(model, cfg):
         ref = AdapterDisabled(model).eval()
     else:
         ref = copy.deepcopy(model).eval().requires_grad_(False)
+    if getattr(cfg, "fsdp", False):
+        from .fsdp import shard
+        model, ref = shard(model, ref)
     return model, ref
 
 

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 import torch
 from tqdm.auto import tqdm
 
-from . import evaluation, runs
+from . import distributed, evaluation, fsdp, runs
 from .kl import k3
 from .paradigm import surrogate_loss
 from .rewards import rule_reward
@@ -44,20 +44,36 @@ def _warmup(step, total):
     return min(1.0, (step + 1) / max(1, total // 10))
 
 
-def _stats(step, coef):
-    """The numbers that tell the story of a step (not the surrogate's value: it means nothing)."""
+def _parts(step, coef):
+    """The per-token and per-row values a step's metrics average (1-D, gathered over the ranks)."""
     m = step.batch.mask.bool()
-    c = coef[m]
-    out = {"coef_mean": c.mean().item(), "coef_std": c.std().item() if c.numel() > 1 else 0.0,
-           "coef_zero_frac": (c == 0).float().mean().item(),
-           "response_len": step.batch.mask.sum(-1).mean().item()}
+    parts = {"coef": coef[m], "len": step.batch.mask.sum(-1)}
     if step.logp_ref is not None:
         # k3 averaged over the batch estimates KL(pi_theta || pi_ref) when the batch is sampled from
         # pi_theta; on a frozen source's samples (RFT, DPO) read it as a measure of drift
-        out["kl"] = k3(step.logp.detach()[m], step.logp_ref[m]).mean().item()
+        parts["kl"] = k3(step.logp.detach()[m], step.logp_ref[m])
     ratio = (step.logp.detach() - step.logp_old)[m].exp()
-    out["clip_frac"] = ((ratio - 1).abs() > step.cfg.clip_eps).float().mean().item()
+    parts["clipped"] = ((ratio - 1).abs() > step.cfg.clip_eps).float()
+    return parts
+
+
+def _stats(parts):
+    """The numbers that tell the story of a step (not the surrogate's value: it means nothing)."""
+    c = parts["coef"]
+    out = {"coef_mean": c.mean().item(), "coef_std": c.std().item() if c.numel() > 1 else 0.0,
+           "coef_zero_frac": (c == 0).float().mean().item(), "response_len": parts["len"].mean().item()}
+    if "kl" in parts:
+        out["kl"] = parts["kl"].mean().item()
+    out["clip_frac"] = parts["clipped"].mean().item()
     return out
+
+
+def _whole(parts):
+    """Every rank's parts joined in rank order, where each rank holds a share of the batch."""
+    if not distributed.split():
+        return parts
+    every = distributed.gather({k: v.detach().cpu() for k, v in parts.items()})
+    return {k: torch.cat([p[k] for p in every]) for k in parts}
 
 
 def micro_batches(n_rows, size):
@@ -66,25 +82,36 @@ def micro_batches(n_rows, size):
     return [range(i, min(i + size, n_rows)) for i in range(0, n_rows, size)]
 
 
+def _chunks(n_rows, size, policy):
+    """micro_batches(n_rows, size); for an FSDP2 policy padded with repeats of the last (run at weight 0)
+    so that every rank runs as many forward passes, each of which all-gathers the weights."""
+    chunks = micro_batches(n_rows, size)
+    if not fsdp.sharded(policy):
+        return chunks
+    return chunks + [chunks[-1]] * (distributed.greatest(len(chunks)) - len(chunks))
+
+
 def batch_logp(policy, batch, size, grad, only_response=False):
     """(B, T) policy_logp of `batch` computed `size` rows at a time (without grad unless `grad`)."""
+    chunks = _chunks(len(batch), size, policy)
     with torch.set_grad_enabled(grad):
-        parts = [policy_logp(policy, batch.select(list(rows)), only_response)
-                 for rows in micro_batches(len(batch), size)]
-    return torch.cat(parts)
+        parts = [policy_logp(policy, batch.select(list(rows)), only_response) for rows in chunks]
+    return torch.cat(parts[:len(micro_batches(len(batch), size))])
 
 
-def accumulate(policy, batch, coef, size, only_response=False):
+def accumulate(policy, batch, coef, size, only_response=False, weight=1.0):
     """Backpropagate surrogate_loss(logp, coef, mask) of the whole batch, `size` rows at a time.
 
     The surrogate averages over rows, so micro-batch k's loss is weighted by its share of the rows:
     sum_k n_k/B * mean_{i in k} = mean_i, and the accumulated gradient is the whole batch's.
+    weight: a distributed rank's factor (distributed.part and .scaled); an FSDP2 padding repeat gets 0.
     """
-    B = len(batch)
-    for rows in micro_batches(B, size):
+    B, real = len(batch), len(micro_batches(len(batch), size))
+    for k, rows in enumerate(_chunks(B, size, policy)):
         part = batch.select(list(rows))
         logp = policy_logp(policy, part, only_response)  # (b, T), with grad
-        (surrogate_loss(logp, coef[rows.start:rows.stop], part.mask) * (len(rows) / B)).backward()
+        w = weight if k < real else 0.0
+        (surrogate_loss(logp, coef[rows.start:rows.stop], part.mask) * (len(rows) / B) * w).backward()
 
 
 def fit(m, lab, hp, steps, summary, eval_every=None, progress=True, out=None, save_every=None,
@@ -98,6 +125,11 @@ def fit(m, lab, hp, steps, summary, eval_every=None, progress=True, out=None, sa
     section = getattr(preset, m.section)
     source = m.data_source(lab)
     extra = m.extra_loss(lab) if m.extra_loss else None
+    sharded = fsdp.sharded(lab.policy)
+    if extra is not None and sharded:
+        raise ValueError(f"{m.name}'s {getattr(extra, 'metric', 'extra loss')} model is not sharded by fsdp: "
+                         "train it with fsdp off (every rank holds the whole model)")
+    distributed.same_start(lab.policy, lab.ref, *([torch.nn.ParameterList(extra.parameters())] if extra else []))
     params = [{"params": lab.policy.parameters(), "lr": section.lr}]
     if extra is not None and list(extra.parameters()):
         params.append({"params": extra.parameters(), "lr": extra.lr})
@@ -118,16 +150,19 @@ def fit(m, lab, hp, steps, summary, eval_every=None, progress=True, out=None, sa
     micro = getattr(preset.llm, "micro_batch", 0) if preset.llm is not None else 0
     only_response = response_only(lab)
     t0 = time.time() - elapsed
-    bar = tqdm(range(resume_state.step, steps), desc=label or m.name, disable=not progress,
+    bar = tqdm(range(resume_state.step, steps), desc=label or m.name, disable=not progress or not distributed.is_main(),
                leave=False)
+    params = [p for g in opt.param_groups for p in g["params"]]
     for it in bar:
         for g, base in zip(opt.param_groups, base_lrs):
             g["lr"] = base * _warmup(it, steps)
         lab.policy.train()
         batch = source.next_batch().to(lab.device)
+        distributed.hold_batch(batch)  # a share per rank, or the whole batch on every rank
         prep = prepare(m, lab, batch, extra)
         logp_old = None
-        chunked = 0 < micro < len(batch)
+        weight = distributed.scaled(distributed.part(len(batch)))  # 1.0 outside a distributed run
+        chunked = 0 < micro < (distributed.greatest(len(batch)) if sharded else len(batch))
         for _ in range(epochs):
             if chunked:  # log-probs first without grad, then forward-backward a micro-batch at a time
                 logp = batch_logp(lab.policy, batch, micro, grad=False, only_response=only_response)
@@ -139,27 +174,31 @@ def fit(m, lab, hp, steps, summary, eval_every=None, progress=True, out=None, sa
             coef = coefficient_of(m, step)  # (B, T), detached
             opt.zero_grad(set_to_none=True)
             if chunked:
-                accumulate(lab.policy, batch, coef, micro, only_response)
+                accumulate(lab.policy, batch, coef, micro, only_response, weight)
                 loss = None
             else:
-                loss = surrogate_loss(logp, coef, batch.mask)
+                loss = surrogate_loss(logp, coef, batch.mask) * weight
             if extra is not None:
-                extra_loss = extra.loss(step)
-                loss = extra_loss if loss is None else loss + extra_loss
+                extra_loss = extra.loss(step)  # its own normaliser is the whole batch's (distributed.total)
+                loss = distributed.scaled(extra_loss) if loss is None else loss + distributed.scaled(extra_loss)
             if loss is not None:
                 loss.backward()
+            distributed.average_gradients(params)  # what DDP does; FSDP2 reduced its own in backward
             torch.nn.utils.clip_grad_norm_(lab.policy.parameters(), 1.0)
             opt.step()
         row = {"step": it + 1, "seconds": round(time.time() - t0, 3)}
+        parts = _parts(step, coef)
         if m.reward is not None:  # the batch was sampled: how often its answers are right
             # over every row of the batch: for the pair methods half the rows are right by construction
             # (accuracy 0.5 whatever the policy), for KTO the mismatched rows that only give z0 count too,
             # for ReMax the greedy baseline rows: read it as the accuracy of what the step trained on
-            row["accuracy"] = rule_reward(batch.problems, batch.texts).mean().item()
-            row["reward"] = prep.scores.float().mean().item()
-        row.update(_stats(step, coef))
+            parts["right"], parts["scores"] = rule_reward(batch.problems, batch.texts), prep.scores.float()
+        parts = _whole(parts)
+        if m.reward is not None:
+            row["accuracy"], row["reward"] = parts["right"].mean().item(), parts["scores"].mean().item()
+        row.update(_stats(parts))
         if extra is not None:
-            row[getattr(extra, "metric", "extra_loss")] = extra_loss.item()
+            row[getattr(extra, "metric", "extra_loss")] = distributed.total(extra_loss.detach()).item()
         if eval_every and ((it + 1) % eval_every == 0 or it + 1 == steps):
             row["eval_accuracy"] = evaluation.greedy_accuracy(
                 lab.policy, lab.tokenizer, lab.test_problems[: preset.eval_problems])

@@ -17,6 +17,8 @@ import torch
 import torch.nn as nn
 from transformers import AutoModel, AutoModelForCausalLM, GPT2Config, GPT2LMHeadModel
 
+from . import distributed
+
 
 @dataclass(frozen=True)
 class ModelConfig:
@@ -33,13 +35,13 @@ class ModelConfig:
 
 
 def pick_device(prefer=None) -> torch.device:
-    """`prefer` if given (checked to exist), else CUDA when available, else CPU."""
+    """`prefer` if given (checked to exist), else CUDA (a torchrun rank's cuda:LOCAL_RANK) when available, else CPU."""
     if prefer is not None:
         device = torch.device(prefer)
         if device.type == "cuda" and not torch.cuda.is_available():
             raise ValueError(f"device {prefer!r} was asked for but CUDA is not available")
         return device
-    return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    return distributed.device() or torch.device("cuda" if torch.cuda.is_available() else "cpu")
 
 
 def position_ids_of(attention_mask: torch.Tensor) -> torch.LongTensor:
@@ -109,9 +111,10 @@ def load_policy(name_or_path, device=None):
     return model.to(pick_device(device))
 
 
-def save_checkpoint(model, tokenizer, path):
-    """Save a model (policy, ValueModel or RewardModel) and its tokenizer into `path`."""
-    model.save_pretrained(path)
+def save_checkpoint(model, tokenizer, path, state_dict=None):
+    """Save a model (policy, ValueModel or RewardModel) and its tokenizer into `path`; state_dict: the
+    model's full weights where it holds only a shard of them (FSDP2)."""
+    model.save_pretrained(path, **({"state_dict": state_dict} if state_dict is not None else {}))
     tokenizer.save_pretrained(path)
 
 

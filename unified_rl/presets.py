@@ -75,6 +75,10 @@ class LLMConfig:
     """rows per forward-backward, gradients accumulated over the batch (0: the whole batch at once)"""
     grad_checkpointing: bool = False
     """recompute activations in the backward pass: less memory, about a third more time"""
+    fsdp: bool = False
+    """under torchrun, shard the policy (and a full fine-tuning pi_ref) over the ranks with FSDP2, one
+    decoder layer at a time (fsdp.py): for a model whose weights, gradients and AdamW state do not fit
+    one device; off, every rank holds the whole model (distributed.py)"""
 
 
 @dataclass(frozen=True)

@@ -29,7 +29,7 @@ import shutil
 import numpy as np
 import torch
 
-from . import __version__
+from . import __version__, distributed, fsdp
 from .models import save_checkpoint
 from .run_folder import (COMPLETE, LOCK, MANIFEST, MARK, STAGE, check_contents, check_path, hold,  # noqa: F401
                          manifest, mark_text)
@@ -77,7 +77,12 @@ def _write_json(path, obj, **kw):
 def save_run(run, replace=True):
     """Write `run` to run.out atomically, keeping every file the run did not write; returns False
     (writing nothing) if `replace` is False and a complete run is already there (e.g. another process
-    filled a cache entry first)."""
+    filled a cache entry first). In a distributed run every rank calls it (the state of every rank,
+    FSDP2's shards, are gathered) and rank 0 alone writes."""
+    captured = run.state.capture() if run.state is not None else None
+    weights = fsdp.full_state_dict(run.lab.policy) if fsdp.sharded(run.lab.policy) else None
+    if not distributed.is_main():
+        return True
     out = os.path.abspath(run.out)
     with hold(out, wait=not replace):
         recover(out)
@@ -86,7 +91,7 @@ def save_run(run, replace=True):
         stage = os.path.join(out, STAGE)
         shutil.rmtree(stage, ignore_errors=True)
         try:
-            _stage(run, stage, manifest(out) or [])
+            _stage(run, stage, manifest(out) or [], captured, weights)
         except BaseException:
             shutil.rmtree(stage, ignore_errors=True)  # the old run is untouched
             raise
@@ -107,12 +112,12 @@ def _finite(run):
         raise ValueError("the run's summary holds a value that is not finite; nothing was saved") from None
 
 
-def _stage(run, stage, old):
+def _stage(run, stage, old, captured, weights):
     _finite(run)
     os.makedirs(stage)
-    save_checkpoint(run.lab.policy, run.lab.tokenizer, os.path.join(stage, "checkpoint"))
-    if run.state is not None:
-        torch.save(run.state.capture(), os.path.join(stage, STATE))
+    save_checkpoint(run.lab.policy, run.lab.tokenizer, os.path.join(stage, "checkpoint"), weights)
+    if captured is not None:
+        torch.save(captured, os.path.join(stage, STATE))
     with open(os.path.join(stage, "metrics.jsonl"), "w") as f:
         f.writelines(json.dumps(row, allow_nan=False) + "\n" for row in run.metrics)
     _write_json(os.path.join(stage, "summary.json"), {**run.summary, "steps_done": len(run.metrics)}, indent=2)
@@ -161,9 +166,11 @@ def _prune(out, paths):
             pass
 
 
-def load_state(out):
-    """The saved state of the run in `out`, with its metrics and summary; ValueError if unusable."""
-    recover(out)
+def load_state(out, recover_first=True):
+    """The saved state of the run in `out`, with its metrics and summary; ValueError if unusable.
+    recover_first=False: read only (a distributed run's other ranks, once rank 0 has recovered it)."""
+    if recover_first:
+        recover(out)
     path = os.path.join(out, STATE)
     if not os.path.isfile(path):
         raise ValueError(f"cannot resume: {out} holds no saved run state ({STATE}); "
@@ -241,10 +248,15 @@ class ResumeState:
         self.step, self.rng = step, rng_state()
 
     def capture(self):
-        return {"step": self.step, "ref": self.lab.ref.state_dict(), "optimizer": self.opt.state_dict(),
-                "extra": self.extra.state_dict() if self.extra is not None else None,
-                "source": _state_of(self.source), "reward": _state_of(self.reward),
-                "rng": self.rng if self.rng is not None else rng_state()}
+        """The state to save; in a distributed run, with every rank's RNG states (a collective)."""
+        rng = self.rng if self.rng is not None else rng_state()
+        state = {"step": self.step, "ref": fsdp.full_state_dict(self.lab.ref),
+                 "optimizer": fsdp.optimizer_state(self.opt),
+                 "extra": self.extra.state_dict() if self.extra is not None else None,
+                 "source": _state_of(self.source), "reward": _state_of(self.reward), "rng": rng}
+        if distributed.active():
+            state["rng_ranks"] = distributed.gather(rng)
+        return state
 
     def restore(self, state):
         """Put the saved state back; ValueError (one line) if it does not fit this run's model."""
@@ -256,13 +268,15 @@ class ResumeState:
                              f"{type(e).__name__}: {first}") from None
 
     def _restore(self, state):
-        self.lab.ref.load_state_dict(state["ref"])
-        self.opt.load_state_dict(state["optimizer"])
+        fsdp.load_state_dict(self.lab.ref, state["ref"])
+        fsdp.load_optimizer_state(self.opt, state["optimizer"])
         if self.extra is not None:
             self.extra.load_state_dict(state["extra"])
         if state["source"] is not None:
             self.source.set_state(state["source"])
         if state["reward"] is not None:
             self.reward.set_state(state["reward"])
-        set_rng_state(state["rng"])
-        self.step, self.rng = state["step"], state["rng"]
+        world = distributed.current()
+        rng = state["rng_ranks"][world.rank] if world is not None and "rng_ranks" in state else state["rng"]
+        set_rng_state(rng)
+        self.step, self.rng = state["step"], rng

@@ -57,6 +57,7 @@ class Rollout:
     budget: Optional[torch.Tensor] = None  # (B,) long: the sampler's max_new_tokens for each row; None: given texts
     ended: Optional[torch.Tensor] = None  # (B,) bool: the row ended with a stop token (False: cut at its budget)
     entropy: Optional[torch.Tensor] = None  # (B, T) entropy of pi_sampler (untempered) at each target, 0 off the mask
+    ranks: str | None = None  # in a distributed run: "share" (this rank's part) or "all" (every rank's)
 
     def __len__(self):
         return self.input_ids.shape[0]
@@ -242,13 +243,28 @@ def _response_mask(prompt_len: int, lengths: torch.Tensor, L: int) -> torch.Tens
     return ((pos >= prompt_len) & (pos < prompt_len + lengths[:, None])).float()  # (B, T)
 
 
+def _uniforms(generators, group_size, n_tokens, device):
+    """(B, N) float64 uniforms, group g's rows from generators[g]: draws no rank or batch changes."""
+    return torch.cat([torch.rand(group_size, n_tokens, generator=g, dtype=torch.float64)
+                      for g in generators]).to(device)  # (B, N)
+
+
+def _inverse_cdf(probs, u):
+    """The token whose cumulative probability first exceeds u (B,): a draw from `probs` (B, V)."""
+    cdf = probs.double().cumsum(-1)  # (B, V)
+    tok = torch.searchsorted(cdf, (u * cdf[:, -1])[:, None], right=True).squeeze(-1)  # (B,)
+    return tok.clamp(max=probs.shape[-1] - 1)
+
+
 @torch.no_grad()
 def sample(model, tokenizer, problems, group_size=1, max_new_tokens=None, temperature=1.0,
-           greedy=False) -> Rollout:
+           greedy=False, generators=None) -> Rollout:
     """Sample `group_size` responses per problem, batched, with a KV cache; stops rows at EOS.
 
     `logp` is the model's own log-prob of each sampled token (the untempered pi, as PPO's ratio
-    needs), so it equals `token_logp` of the returned rollout up to float error.
+    needs), so it equals `token_logp` of the returned rollout up to float error. generators: one
+    torch.Generator per problem, drawing its group's tokens (a distributed run's rank-independent
+    streams); None draws from torch's global RNG.
     """
     if not greedy and not temperature > 0:
         raise ValueError(f"temperature must be > 0 when sampling, got {temperature}")
@@ -261,6 +277,9 @@ def sample(model, tokenizer, problems, group_size=1, max_new_tokens=None, temper
     device = next(model.parameters()).device
     stops = torch.tensor(stop_ids(model, tokenizer), device=device)  # (S,)
     check_every = done_check_every(device)
+    if generators is not None and len(generators) != len(problems):
+        raise ValueError(f"{len(generators)} generators for {len(problems)} problems")
+    u = None if generators is None or greedy else _uniforms(generators, group_size, max_new_tokens, device)
     was_training = model.training
     model.eval()
     try:
@@ -283,12 +302,15 @@ def sample(model, tokenizer, problems, group_size=1, max_new_tokens=None, temper
         lengths = torch.zeros(B, dtype=torch.long, device=device)
         tokens, logps, entropies = [], [], []
         for i in range(max_new_tokens):
-            logits = out.logits[:, -1].float()  # (B, V)
+            raw = out.logits[:, -1]  # (B, V), float64 for a float64 model
+            logits = raw.float()  # (B, V)
             logprobs = logits.log_softmax(-1)  # (B, V)
             # the untempered pi's entropy, like logp: what TRL's top_entropy_quantile ranks tokens by
             entropies.append(torch.where(done, 0.0, -torch.special.xlogy(logprobs.exp(), logprobs.exp()).sum(-1)))
             if greedy:
                 tok = logits.argmax(-1)  # (B,)
+            elif u is not None:
+                tok = _inverse_cdf((raw.double() / temperature).softmax(-1), u[:, i])  # (B,)
             else:
                 tok = torch.multinomial((logits / temperature).softmax(-1), 1).squeeze(-1)  # (B,)
             tok = torch.where(done, torch.full_like(tok, pad), tok)

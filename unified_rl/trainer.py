@@ -17,7 +17,7 @@ import sys
 import torch
 from transformers.utils import logging as hf_logging
 
-from . import __version__, cache, runs
+from . import __version__, cache, distributed, fsdp, runs
 from .lab import Lab, make_lab, seed_everything  # noqa: F401 (public here, as before)
 from .loop import Run, fit  # noqa: F401
 from .methods import get_method
@@ -87,6 +87,12 @@ def _check_resume(saved, method, seed, preset, hp, steps, init):
         raise ValueError(f"the run in this folder was started as {saved.get('method')}, preset "
                          f"{saved.get('preset')}, seed {saved.get('seed')}; {', '.join(diff)} differ now: "
                          "resume it with the settings it started with")
+    was, now = (saved.get("distributed") or {}).get("world_size"), distributed.summary()
+    now = now and now["world_size"]
+    if was != now:
+        started = f"on {was} ranks (torchrun)" if was else "in one process, without torchrun"
+        raise ValueError(f"the run in this folder was trained {started}; resume it the same way "
+                         "(its random streams and saved RNG states are per rank)")
     done = saved.get("steps_done", 0)
     if steps < done:
         raise ValueError(f"the run in this folder has done {done} steps; --steps {steps} is fewer: "
@@ -149,22 +155,46 @@ def train(method="grpo", preset="auto", steps=None, seed=0, init=None, out=None,
     if isinstance(steps, bool) or not isinstance(steps, int) or steps < 0:
         raise ValueError(f"steps must be a whole number >= 0, got {steps!r}")
     cap = max_steps_cap() if _cap else None
+    if lab is None:
+        ready_before_ranks(m, run_preset, seed, init, resume, progress)
+    distributed.init()  # under torchrun: join the ranks (distributed.py); a no-op otherwise
     if cap is not None and cap < steps:
-        print(f"UNIFIED_RL_MAX_STEPS={cap} caps this {m.name} run at {cap} of {steps} steps", file=sys.stderr)
+        if distributed.is_main():
+            print(f"UNIFIED_RL_MAX_STEPS={cap} caps this {m.name} run at {cap} of {steps} steps", file=sys.stderr)
         steps = cap
     adoptable = m.name == "sft" and lab is None and init is None and eval_every is None and not resume
     if out is None:
         return _train(m, run_preset, hp, steps, seed, init, None, progress, lab, eval_every, None, save_every, False)
-    runs.check_out(out, overwrite=overwrite, resume=resume)  # before creating anything
-    with runs.hold(out):  # one writer: a second process is refused here, at once
-        runs.recover(out)
-        runs.check_out(out, overwrite=overwrite, resume=resume)  # again, now that no one else writes
+    with contextlib.ExitStack() as held:
+        def claim():  # rank 0 alone (or the only process) checks, holds and recovers the folder
+            runs.check_out(out, overwrite=overwrite, resume=resume)  # before creating anything
+            held.enter_context(runs.hold(out))  # one writer: a second process is refused here, at once
+            runs.recover(out)
+            runs.check_out(out, overwrite=overwrite, resume=resume)  # again, now that no one else writes
+
+        distributed.from_main(claim)  # the other ranks wait for it; if it refuses, they stop
         state = None
         if resume:
-            state = runs.load_state(out)
-            _check_resume(state["summary"], m.name, seed, run_preset, hp, steps, init)
+            state = runs.load_state(out, recover_first=distributed.is_main())
+            distributed.from_main(lambda: _check_resume(state["summary"], m.name, seed, run_preset, hp, steps,
+                                                        init))
         return _train(m, run_preset, hp, steps, seed, init, out, progress, lab, eval_every, state, save_every,
                       adoptable)
+
+
+def ready_before_ranks(method, preset, seed=0, init=None, resume=False, progress=True):
+    """Build what a run starts from (the SFT cache entry, a pretrained alias's converted weights)
+    before this process joins torchrun's ranks: transformers writes a model on torch.distributed's
+    rank 0 only, and a rank waiting in a collective for a build could time out. Every rank asks; the
+    build's file lock lets one build while the others wait, and then read it."""
+    if resume or "RANK" not in os.environ or distributed.active():  # only a torchrun rank not yet joined
+        return
+    m, preset = get_method(method), get_preset(preset)
+    if preset.llm is not None:
+        from .llm import pretrained_folder
+        pretrained_folder(init if init is not None else preset.llm.model)
+    elif init is None and m.init == "sft":
+        START_CHECKPOINT["sft"](preset, seed, progress)
 
 
 def _train(m, run_preset, hp, steps, seed, init, out, progress, lab, eval_every, state, save_every, adoptable):
@@ -187,9 +217,11 @@ def _train(m, run_preset, hp, steps, seed, init, out, progress, lab, eval_every,
         lab = dataclasses.replace(lab, preset=run_preset)  # the caller's Lab stays as it was
     summary.update({"init": str(init) if init else None, "device": str(lab.device),
                     "eval_problems": min(run_preset.eval_problems, len(lab.test_problems))})
+    if distributed.active():
+        summary["distributed"] = distributed.summary(fsdp.sharded(lab.policy))
     run = fit(m, lab, hp, steps, summary, eval_every=eval_every, progress=progress, out=out,
               save_every=save_every, resume=state)
-    if adoptable:
+    if adoptable and not distributed.active():  # a distributed SFT run is equal to the cache's only to round-off
         cache.adopt(run, run_preset, seed)  # the user's own SFT run is the cached model: no rebuild
     return run
 

@@ -220,12 +220,14 @@ def rloo(rewards, group_size, mask, *, logp=None, logp_old=None, clip_eps=None, 
     return _out(aggregation_weight(mask, aggregation, group_size=group_size, max_len=max_len) * term, mask)
 
 
-def reinforce_pp_advantage(rewards, logp_old, logp_ref, mask, beta, group_size=1, eps=1e-6, *, baseline="group"):
+def reinforce_pp_advantage(rewards, logp_old, logp_ref, mask, beta, group_size=1, eps=1e-6, across=None, *,
+                           baseline="group"):
     """REINFORCE++ (arXiv 2501.03262): A_t = R - beta sum_{t' >= t} log(pi_old/pi_ref), batch-normalised.
 
     The KL sits in the return (k1 per token, summed from t on; beta = 0: none there); with group_size > 1
     and baseline="group" the group's mean reward is subtracted first (the "with baseline" variant, verl's
     reinforce_plus_plus_baseline); baseline="none" keeps R (verl's reinforce_plus_plus). (B,) -> (B, T).
+    across: the rows are one rank's share; the normalisation's statistics are the whole batch's.
     """
     mask = _mask(mask)
     beta = _checks.scalar(beta, "beta", low=0.0)
@@ -237,7 +239,7 @@ def reinforce_pp_advantage(rewards, logp_old, logp_ref, mask, beta, group_size=1
         r = r - r.view(-1, group_size).mean(-1).repeat_interleave(group_size)
     k1 = (_checks.per_token(logp_old, "logp_old", mask) - _checks.per_token(logp_ref, "logp_ref", mask)).double()
     adv = r[:, None] * mask.double() - beta * advantages.returns_to_go(k1 * mask.double(), mask.double())
-    return advantages.batch_normalised(adv, mask.double(), eps).to(mask.dtype).detach()  # (B, T)
+    return advantages.batch_normalised(adv, mask.double(), eps, across).to(mask.dtype).detach()  # (B, T)
 
 
 def reinforce_pp(adv, mask, *, logp=None, logp_old=None, clip_eps=None, aggregation="seq-mean-token-mean",

@@ -76,16 +76,21 @@ def simpo(logp_chosen, mask_chosen, logp_rejected, mask_rejected, beta, gamma):
     return c[:, None] * mc, -c[:, None] * mr
 
 
-def kto_reference_point(logp, logp_ref, mask):
+def kto_reference_point(logp, logp_ref, mask, across=None):
     """KTO's z0 (arXiv 2402.01306, section 4.1): max(0, mean_i x_i) on mismatched (x_i, y_j) rows, detached.
 
     The rows pair each question with another question's response; the paper shifts outputs within a
-    batch, (x_1, y_2), ..., (x_m, y_1), clamps at 0 and does not backpropagate through z0.
+    batch, (x_1, y_2), ..., (x_m, y_1), clamps at 0 and does not backpropagate through z0. across:
+    the rows are one rank's share and the mean is over every rank's (distributed.across).
     >>> kto_reference_point(torch.tensor([[-1.0], [-2.0]]), torch.tensor([[-2.0], [-2.0]]), torch.ones(2, 1))
     tensor(0.5000)
     """
     mask = _mask(mask)
-    return _mean_logp(logp, "logp", mask, logp_ref, "logp_ref").mean().clamp(min=0.0)
+    x = _mean_logp(logp, "logp", mask, logp_ref, "logp_ref")  # (B,)
+    if across is None:
+        return x.mean().clamp(min=0.0)
+    n = across.sum(torch.tensor(float(x.shape[0]), dtype=x.dtype))
+    return (across.sum(x.sum()) / n).clamp(min=0.0)
 
 
 def kto(logp, logp_ref, mask, desirable, z0, beta, lam_d=1.0, lam_u=1.0):

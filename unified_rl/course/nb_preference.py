@@ -122,19 +122,25 @@ def comparison_table(result):
 
 @contextlib.contextmanager
 def _counting_samples(source):
-    """Count the responses `source` generates: wraps the `sample` its module calls, restores it after."""
-    module = importlib.import_module(type(source).__module__)
-    real, drawn = module.sample, []
+    """Count the responses `source` generates: wraps the `sample` its module calls and the one
+    data.core's `_Source.draw` calls, restores them after."""
+    modules = {m.__name__: m for m in (importlib.import_module(type(source).__module__),
+                                       importlib.import_module("unified_rl.data.core")) if hasattr(m, "sample")}
+    reals, drawn = {name: m.sample for name, m in modules.items()}, []
 
-    def counted(*args, **kwargs):
-        r = real(*args, **kwargs)
-        drawn.append(len(r))
-        return r
-    module.sample = counted
+    def counting(real):
+        def counted(*args, **kwargs):
+            r = real(*args, **kwargs)
+            drawn.append(len(r))
+            return r
+        return counted
+    for name, m in modules.items():
+        m.sample = counting(reals[name])
     try:
         yield drawn
     finally:
-        module.sample = real
+        for name, m in modules.items():
+            m.sample = reals[name]
 
 
 def generated_per_step(lab, names, steps=2):

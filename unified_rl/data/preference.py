@@ -19,8 +19,9 @@ those rows too, so that the coefficient computes z0 from the same forward pass (
 paper does) without any change to the trainer.
 """
 
-from .core import PreferencePairs, _Source
-from ..sampling import cat_rollouts, rollout_from_texts, sample
+from .core import PreferencePairs, _held, _Source
+from .. import distributed
+from ..sampling import cat_rollouts, rollout_from_texts
 
 
 class LabelledSamples(_Source):
@@ -37,11 +38,13 @@ class LabelledSamples(_Source):
         problems = self.questions(2 * cfg.prompts_per_step)
         if len(problems) < 2:
             raise ValueError("KTO's reference point needs at least 2 questions per batch to mismatch")
-        r = sample(lab.ref, lab.tokenizer, problems, group_size=1, temperature=cfg.temperature)
-        shifted = r.texts[1:] + r.texts[:1]  # (x_i, y_{i+1}), the paper's mismatched pairs
+        r = self.draw(lab.ref, problems, 1, temperature=cfg.temperature)
+        texts = [t for part in distributed.gather(r.texts) for t in part]  # the whole batch's, in order
+        shifted = texts[1:] + texts[:1]  # (x_i, y_{i+1}), the paper's mismatched pairs
+        shifted = [shifted[i] for i in distributed.share(len(problems))]  # this rank's questions
         own = rollout_from_texts(lab.tokenizer, r.problems, r.texts, device=lab.device)
         mismatched = rollout_from_texts(lab.tokenizer, r.problems, shifted, device=lab.device)
-        return cat_rollouts([own, mismatched], pad_token_id=lab.tokenizer.pad_token_id)
+        return _held(cat_rollouts([own, mismatched], pad_token_id=lab.tokenizer.pad_token_id))
 
 
 class PolicyPairs(PreferencePairs):

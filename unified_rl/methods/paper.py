@@ -18,7 +18,7 @@ prove that the coefficient the trainer calls is J's. Adding a method: docs/ARCHI
 
 import torch
 
-from .. import coefficients as C, objectives as O
+from .. import coefficients as C, distributed, objectives as O
 from ..advantages import gae, group_relative_process
 from ..data import FixedDataset, FrozenPolicySamples, PolicySamples, PreferencePairs, pairs
 from ..kl import k1
@@ -121,7 +121,8 @@ class Critic:
 
     def loss(self, step):
         m = step.batch.mask
-        return 0.5 * (((self.values(step.batch) - step.targets) ** 2) * m).sum() / m.sum()
+        # a token mean over the whole batch: in a distributed run, over every rank's tokens
+        return 0.5 * (((self.values(step.batch) - step.targets) ** 2) * m).sum() / distributed.total(m.sum())
 
     def state_dict(self):
         return self.model.state_dict()

@@ -23,7 +23,7 @@ it differs from Dr. GRPO only in its baseline and aggregation.
 from dataclasses import dataclass, field
 from typing import Optional
 
-from .. import coefficients as C, objectives as O
+from .. import coefficients as C, distributed, objectives as O
 from ..advantages import SCALES
 from ..data import DynamicSampling, GreedyBaselinePairs, PolicySamples
 from ..paradigm import Method
@@ -180,14 +180,15 @@ def rloo_objective(step):
 
 
 def reinforce_pp_adv(step):
-    """A_t = R - beta sum_{t' >= t} log(pi_sampler / pi_ref) (no KL there with kl_in="loss"), batch-normalised.
+    """A_t = R - beta sum_{t' >= t} log(pi_sampler / pi_ref) (no KL there with kl_in="loss"), batch-normalised
+    over every rank's rows in a distributed run.
 
     The same for every update of a batch: the KL is the sampler's (a Rollout's logp; bare tensors from
     step_from_tensors use logp_old)."""
     sampler = getattr(step.batch, "logp", step.logp_old)
     beta = step.cfg.beta if step.hp.kl_in == "return" else 0.0
     return C.reinforce_pp_advantage(step.scores, sampler, step.logp_ref, step.batch.mask, beta, _g(step),
-                                    baseline=step.hp.reinforce_baseline)
+                                    across=distributed.across(), baseline=step.hp.reinforce_baseline)
 
 
 def reinforce_pp_gc(step):

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 import torch
 
-from .. import coefficients as C, objectives as O
+from .. import coefficients as C, distributed, objectives as O
 from ..data import LabelledSamples, PreferencePairs, pairs
 from ..paradigm import Method
 from ..rewards import RuleReward
@@ -97,7 +97,7 @@ def _kto_inputs(step):
     """(logp, logp_ref, mask, desirable, z0) of the labelled half; z0 from the mismatched half, detached."""
     (lp, lp_kl), (ref, ref_kl), (m, m_kl) = _halves(step.logp, step.logp_ref, step.batch.mask)
     desirable = (_halves(step.scores)[0][0] > 0.5).to(m.dtype)  # (B,) the reward's label
-    return lp, ref, m, desirable, C.kto_reference_point(lp_kl, ref_kl, m_kl)
+    return lp, ref, m, desirable, C.kto_reference_point(lp_kl, ref_kl, m_kl, across=distributed.across())
 
 
 def kto_gc(step):

@@ -50,7 +50,7 @@ class OverlongReward:
 
     def budget(self, rollout):
         """L_max: the largest of the budgets the sampler recorded for the rows (`Rollout.budget`, read, not
-        recomputed); each row is penalised against its own."""
+        recomputed; in a distributed run, the whole draw's); each row is penalised against its own."""
         return int(_budgets(rollout).max())
 
     def __call__(self, rollout):

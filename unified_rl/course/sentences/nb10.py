@@ -16,6 +16,11 @@ SENTENCES = {
     "token-mean over the batch: {lo:.3f} to {hi:.3f}, in proportion to its answers' "
     "total length ({n_lo:.0f} to {n_hi:.0f} tokens)":
         "在整个批次上的 token-mean：从 {lo:.3f} 到 {hi:.3f}，与该问题各答案的总长度（{n_lo:.0f} 到 {n_hi:.0f} 个 token）成正比",
+    # 3. the normaliser on several ranks
+    "{name:<12} training moved a weight by up to {moved:.1e}; 2 ranks against 1 process: {same:.1e}; "
+    "2 ranks each normalising by its own counts: {apart:.1e}":
+        "{name:<12} 训练使一个权重最多移动了 {moved:.1e}；2 个 rank 与 1 个进程之差：{same:.1e}；"
+        "2 个 rank 各自用本 rank 的计数归一化：{apart:.1e}",
     # 3. Dr. GRPO
     "length of the answer (tokens)": "答案的长度（token 数）",
     "push per token, GC/|o|": "每个 token 的推力，GC/|o|",
