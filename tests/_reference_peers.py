@@ -106,8 +106,8 @@ def ref_clip_cov(c):  # Clip-Cov (arXiv 2505.22617): PPO's clip; no gradient on 
     cov = covariance(A, c.lp, c.m)
     ok = (cov > c.hp.clip_cov_lb) & (cov < c.hp.clip_cov_ub) & (c.m > 0) & ~(clip.detach() < plain.detach())
     candidates = [i for i, v in enumerate(ok.flatten().tolist()) if v]
-    h = hashlib.sha256()  # the draw the package documents: a randperm seeded by the rewards and the mask
-    for x in (c.r, c.m):
+    h = hashlib.sha256()  # the draw the package documents: a randperm seeded by the rewards and the lengths
+    for x in (c.r, c.m.sum(-1)):
         h.update(x.detach().double().contiguous().numpy().tobytes())
     g = torch.Generator().manual_seed(int.from_bytes(h.digest()[:8], "little") % (2 ** 63))
     n = max(int(c.hp.clip_cov_ratio * c.m.sum().item()), 1)

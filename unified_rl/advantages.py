@@ -183,9 +183,10 @@ def gae(rewards, values, mask, gamma, lam):
 SCALES = ("group", "batch", "none")  # TRL's scale_rewards
 
 
-def scaled(rewards, group_size, scale="group", eps=1e-6):
+def scaled(rewards, group_size, scale="group", eps=1e-6, across=None):
     """r - group mean, divided by (its group's std + eps) ("group": GRPO), by (the whole batch's reward
     std + eps) ("batch": PPO Lite, arXiv 2508.08221) or by nothing ("none": Dr. GRPO). (B,) -> (B,)
+    across: the rows are one rank's share; the batch's std is then every rank's (distributed.across).
 
     >>> scaled(torch.tensor([1., 0., 1., 1.]), group_size=2, scale="batch")  # batch std 0.5
     tensor([ 1.0000, -1.0000,  0.0000,  0.0000])
@@ -199,16 +200,20 @@ def scaled(rewards, group_size, scale="group", eps=1e-6):
         return centred
     eps = _checks.scalar(eps, "eps", low=0.0)
     r, dtype = _groups_of(rewards, group_size)
-    std = r.flatten().std() if r.numel() > 1 else torch.zeros((), dtype=r.dtype)  # sample std of every reward
+    x = r.flatten()
+    if across is not None:  # the batch's rewards, in one process's order
+        x, _ = across.gather(x)
+    std = x.std() if x.numel() > 1 else torch.zeros((), dtype=x.dtype)  # sample std of every reward
     return (centred.double() / (std + eps)).to(dtype)
 
 
-def gpg(rewards, group_size, count="nonzero-advantage"):
+def gpg(rewards, group_size, count="nonzero-advantage", across=None):
     """GPG (arXiv 2504.02546): alpha (r - group mean), no std, alpha = B / (the samples that count).
 
     count="nonzero-advantage": the samples whose advantage is not 0, B - M with M the samples of groups
     whose rewards are all equal (the paper's correction for the zero-gradient groups);
     count="nonzero-reward": the samples whose reward is not 0 (verl's compute_gpg_outcome_advantage).
+    across: the rows are one rank's share; B and the count are then every rank's.
     >>> gpg(torch.tensor([1., 0., 1., 1.]), group_size=2)  # one group of signal: alpha = 4/2
     tensor([ 1., -1.,  0.,  0.])
     """
@@ -217,7 +222,10 @@ def gpg(rewards, group_size, count="nonzero-advantage"):
     counted = {"nonzero-advantage": centred, "nonzero-reward": r.flatten()}
     if count not in counted:
         raise ValueError(f"unknown GPG count {count!r}; choose one of {', '.join(counted)}")
-    alpha = r.numel() / max(int(torch.count_nonzero(counted[count])), 1)
+    n = torch.tensor([float(r.numel()), float(torch.count_nonzero(counted[count]))], dtype=torch.float64)
+    if across is not None:
+        n = across.sum(n)
+    alpha = float(n[0]) / max(float(n[1]), 1.0)
     return (alpha * centred.double()).to(dtype)
 
 
@@ -259,9 +267,10 @@ def best_of_group(rewards, group_size, eps=1e-6, std=True):
     return out.view(-1).to(dtype)
 
 
-def decoupled(rewards, group_size, eps=1e-6, weights=None):
+def decoupled(rewards, group_size, eps=1e-6, weights=None, across=None):
     """GDPO (arXiv 2601.05242): each reward column normalised within its group, summed with `weights`,
-    then the sum normalised over the whole batch. (B, K) -> (B,); (B,) is one reward (K = 1).
+    then the sum normalised over the whole batch (every rank's with `across`). (B, K) -> (B,); (B,) is one
+    reward (K = 1).
 
     >>> decoupled(torch.tensor([[1., 0.], [0., 0.], [1., 1.], [1., 0.]]), group_size=2)
     tensor([ 0.8660, -0.8660,  0.8660, -0.8660])
@@ -277,4 +286,4 @@ def decoupled(rewards, group_size, eps=1e-6, weights=None):
     per_column = torch.stack([group_relative(r[:, k], group_size, eps).double() for k in range(r.shape[1])], -1)
     total = (per_column * w).sum(-1)  # (B,)
     dtype = r.dtype if r.is_floating_point() else torch.get_default_dtype()
-    return _normalise(total.view(1, -1), torch.ones_like(total.view(1, -1)), eps).view(-1).to(dtype)
+    return _normalise(total.view(1, -1), torch.ones_like(total.view(1, -1)), eps, across).view(-1).to(dtype)

@@ -17,7 +17,8 @@ from .paper import _mask
 from .policy_gradient import _clip_range, _out, _per_token, _ratio_term, aggregation_weight
 
 
-def gpg(rewards, group_size, mask, *, count="nonzero-advantage", aggregation="batch-token-mean", max_len=None):
+def gpg(rewards, group_size, mask, *, count="nonzero-advantage", aggregation="batch-token-mean", max_len=None,
+        across=None):
     """GPG (Chu et al., arXiv 2504.02546): REINFORCE on alpha (r - group mean), no ratio, no clip, no KL.
 
     J = sum_i sum_t A_i log pi / sum_i |o_i| (verl's token-mean); its GC is w A_i whatever pi_old is.
@@ -26,15 +27,15 @@ def gpg(rewards, group_size, mask, *, count="nonzero-advantage", aggregation="ba
             [-0.5000,  0.0000]])
     """
     mask = _mask(mask)
-    a = advantages.gpg(rewards, group_size, count)
+    a = advantages.gpg(rewards, group_size, count, across)
     if a.shape[0] != mask.shape[0]:
         raise ValueError(f"rewards has {a.shape[0]} entries but mask has {mask.shape[0]} rows")
-    w = aggregation_weight(mask, aggregation, group_size=group_size, max_len=max_len)  # (B, 1)
+    w = aggregation_weight(mask, aggregation, group_size=group_size, max_len=max_len, across=across)  # (B, 1)
     return _out(w * _per_token(a, mask), mask)
 
 
 def opo(rewards, group_size, mask, *, logp=None, logp_old=None, clip_eps=None, aggregation="constant",
-        max_len=1.0):
+        max_len=1.0, across=None):
     """OPO (Hao et al., arXiv 2505.23585): REINFORCE with the length-weighted mean reward as baseline.
 
     b = sum_j |o_j| r_j / sum_j |o_j| over the group is the baseline of least gradient variance when each
@@ -50,4 +51,5 @@ def opo(rewards, group_size, mask, *, logp=None, logp_old=None, clip_eps=None, a
         raise ValueError("the clipped OPO coefficient needs logp, logp_old and clip_eps together")
     low, high = _clip_range(0.0 if clip_eps is None else clip_eps, None)
     term = _ratio_term(_per_token(a, mask), logp, logp_old, mask, low, high)  # (B, T)
-    return _out(aggregation_weight(mask, aggregation, group_size=group_size, max_len=max_len) * term, mask)
+    return _out(aggregation_weight(mask, aggregation, group_size=group_size, max_len=max_len, across=across) * term,
+                mask)

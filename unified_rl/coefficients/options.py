@@ -43,7 +43,7 @@ def kept_rows(mask, truncated=None):
     return mask * (~truncated).to(mask.dtype)[:, None]
 
 
-def entropy_mask(entropy, mask, quantile):
+def entropy_mask(entropy, mask, quantile, across=None):
     """1 on the tokens whose entropy is at least the (1 - quantile) quantile of the masked tokens' (TRL's
     top_entropy_quantile, arXiv 2506.01939: the paper keeps the top 20 %); quantile 1 keeps every token.
 
@@ -57,9 +57,12 @@ def entropy_mask(entropy, mask, quantile):
         raise ValueError("top_entropy_quantile < 1 needs the entropy of each token (a sampled Rollout's entropy)")
     entropy = _checks.per_token(entropy, "entropy", mask).detach()
     on = mask.bool()
-    if not on.any():
+    values = entropy[on]
+    if across is not None:  # the quantile of every rank's tokens (TRL gathers them across processes too)
+        values, _ = across.gather(values)
+    if values.numel() == 0:
         return torch.zeros_like(mask)
-    threshold = torch.quantile(entropy[on], 1 - quantile)
+    threshold = torch.quantile(values, 1 - quantile)
     return ((entropy >= threshold) & on).to(mask.dtype)
 
 
@@ -128,12 +131,13 @@ def kl_term(logp, logp_ref, mask, beta, ratio=None):
 def grpo_options(rewards, group_size, logp, logp_ref, mask, beta, *, logp_old=None, clip_eps=0.2,
                  clip_eps_high=None, delta=None, scale_rewards="group", eps=1e-6, level="token",
                  aggregation="seq-mean-token-mean", max_len=None, kl_ratio=False, truncated=None, entropy=None,
-                 top_entropy_quantile=1.0, off_policy_mask_threshold=None, adv=None):
+                 top_entropy_quantile=1.0, off_policy_mask_threshold=None, adv=None, across=None):
     """Eq 21 with the options of TRL's GRPOConfig and verl, each off by default (then exactly `grpo`).
 
     The options: the table in this module's docstring.
     rewards (B,) or adv (B, T) (process supervision); logp_old None: on-policy (rho = 1); truncated (B,)
     bool and entropy (B, T): what the sampler recorded (sampling.Rollout). clip_eps_high None: = clip_eps.
+    across: the rows are one rank's share (distributed.across): the batch's statistics are every rank's.
     >>> m = torch.ones(2, 2); z = torch.zeros(2, 2)
     >>> grpo_options(torch.tensor([1., 0.]), 2, z, z, m, 0.0, scale_rewards="none")  # A = r - mean
     tensor([[ 0.5000,  0.5000],
@@ -146,7 +150,7 @@ def grpo_options(rewards, group_size, logp, logp_ref, mask, beta, *, logp_old=No
     if delta is not None:
         delta = _checks.scalar(delta, "delta", low=0.0)
     if adv is None:
-        a = advantages.scaled(rewards, group_size, scale_rewards, eps)
+        a = advantages.scaled(rewards, group_size, scale_rewards, eps, across)
         if a.shape[0] != mask.shape[0]:
             raise ValueError(f"rewards has {a.shape[0]} entries but mask has {mask.shape[0]} rows")
         adv = a[:, None].to(mask.dtype).expand_as(mask)  # (B, T)
@@ -157,7 +161,7 @@ def grpo_options(rewards, group_size, logp, logp_ref, mask, beta, *, logp_old=No
     logp = _checks.per_token(logp, "logp", mask).detach()
     logp_old = logp if logp_old is None else _checks.per_token(logp_old, "logp_old", mask).detach()
     kept = kept_rows(mask, truncated)  # (B, T) the tokens every normaliser counts
-    keep = entropy_mask(entropy, kept, top_entropy_quantile) * off_policy_rows(
+    keep = entropy_mask(entropy, kept, top_entropy_quantile, across) * off_policy_rows(
         adv, logp, logp_old, kept, off_policy_mask_threshold)
     ratio = ratio_of(logp, logp_old, kept, level)  # (B, T) or (B, 1)
     term = policy_term(adv, ratio, kept, low, high, delta, keep)
@@ -165,5 +169,5 @@ def grpo_options(rewards, group_size, logp, logp_ref, mask, beta, *, logp_old=No
         term = term + kl_term(logp, logp_ref, kept, beta, ratio if kl_ratio else None)
     elif beta > 0:
         raise ValueError("beta > 0 needs logp_ref (the KL penalty's reference log-probs)")
-    w = aggregation_weight(kept, aggregation, group_size=group_size, max_len=max_len)  # (B, 1)
+    w = aggregation_weight(kept, aggregation, group_size=group_size, max_len=max_len, across=across)  # (B, 1)
     return _out(w * term * kept, mask)

@@ -32,12 +32,12 @@ def _log_ratio(logp, logp_old, mask):
     return _checks.per_token(logp, "logp", mask).detach() - _checks.per_token(logp_old, "logp_old", mask)
 
 
-def _w(mask, aggregation, group_size, max_len):
-    return aggregation_weight(mask, aggregation, group_size=group_size, max_len=max_len)  # (B, 1)
+def _w(mask, aggregation, group_size, max_len, across=None):
+    return aggregation_weight(mask, aggregation, group_size=group_size, max_len=max_len, across=across)  # (B, 1)
 
 
 def sapo(adv, logp, logp_old, mask, tau_pos=1.0, tau_neg=1.05, *, aggregation="seq-mean-token-mean",
-         group_size=None, max_len=None):
+         group_size=None, max_len=None, across=None):
     """SAPO (arXiv 2511.20347): the hard clip replaced by the gate 4/tau sigma(tau (r - 1)), tau by A's sign.
 
     GC = w 4 sigma (1 - sigma) r A: A at r = 1, fading smoothly as r leaves 1 (faster for larger tau).
@@ -54,7 +54,7 @@ def sapo(adv, logp, logp_old, mask, tau_pos=1.0, tau_neg=1.05, *, aggregation="s
     ratio = torch.exp(_log_ratio(logp, logp_old, mask))  # (B, T)
     tau = torch.where(adv > 0, torch.full_like(adv, tau_pos), torch.full_like(adv, tau_neg))
     s = torch.sigmoid(tau * (ratio - 1))
-    return _out(_w(mask, aggregation, group_size, max_len) * 4 * s * (1 - s) * ratio * adv, mask)
+    return _out(_w(mask, aggregation, group_size, max_len, across) * 4 * s * (1 - s) * ratio * adv, mask)
 
 
 def vespo_weight(adv, logp, logp_old, mask, k_pos=2.0, lambda_pos=3.0, k_neg=3.0, lambda_neg=2.0):
@@ -69,7 +69,7 @@ def vespo_weight(adv, logp, logp_old, mask, k_pos=2.0, lambda_pos=3.0, k_neg=3.0
 
 
 def vespo(adv, logp, logp_old, mask, k_pos=2.0, lambda_pos=3.0, k_neg=3.0, lambda_neg=2.0, *,
-          aggregation="batch-token-mean", group_size=None, max_len=None):
+          aggregation="batch-token-mean", group_size=None, max_len=None, across=None):
     """VESPO (arXiv 2602.10693): a stop-gradient Gamma weight phi(W_i) of the sequence ratio on A log pi.
 
     GC = w phi(W_i) A: never a hard 0; phi(1) = 1, so on-policy it is A.
@@ -81,7 +81,7 @@ def vespo(adv, logp, logp_old, mask, k_pos=2.0, lambda_pos=3.0, k_neg=3.0, lambd
     mask = _mask(mask)
     adv = _adv(adv, mask)
     phi = vespo_weight(adv, logp, logp_old, mask, k_pos, lambda_pos, k_neg, lambda_neg)
-    return _out(_w(mask, aggregation, group_size, max_len) * phi * adv, mask)
+    return _out(_w(mask, aggregation, group_size, max_len, across) * phi * adv, mask)
 
 
 def gmpo(adv, logp, logp_old, mask, clip_eps=0.4, clip_eps_high=None):
@@ -105,40 +105,57 @@ def gmpo(adv, logp, logp_old, mask, clip_eps=0.4, clip_eps_high=None):
     return _out(torch.where(moves, a * rho, torch.zeros_like(lr)).expand_as(mask), mask)
 
 
-def covariance(adv, logp, mask):
-    """(B, T) (A - mean A)(log pi - mean log pi) per token, means over the masked tokens (arXiv 2505.22617)."""
+def _global(values, across):
+    """(the batch's values in one process's order, this rank's offset in them): the values themselves alone."""
+    return (values, 0) if across is None else across.gather(values)
+
+
+def covariance(adv, logp, mask, across=None):
+    """(B, T) (A - mean A)(log pi - mean log pi) per token, means over the batch's masked tokens (arXiv 2505.22617)."""
     on = mask.bool()
     lp = logp.detach()
-    return (adv - adv[on].mean()) * (lp - lp[on].mean())
+    sums = torch.stack([adv[on].sum(), lp[on].sum(), on.sum().to(adv.dtype)])
+    if across is not None:
+        sums = across.sum(sums)
+    return (adv - sums[0] / sums[2]) * (lp - sums[1] / sums[2])
 
 
 def draw_seed(*tensors):
     """A seed read from tensors' float64 bytes (the first 8 of their sha256): Clip-Cov's draw, repeatable
-    from the batch (methods pass the rewards and the mask), so its coefficient and objective agree."""
+    from the batch (methods pass the rewards and the response lengths), so its coefficient and objective agree."""
     h = hashlib.sha256()
     for x in tensors:
         h.update(x.detach().double().cpu().contiguous().numpy().tobytes())
     return int.from_bytes(h.digest()[:8], "little") % (2 ** 63)
 
 
-def clip_cov_tokens(adv, logp, logp_old, mask, low, high, ratio=2e-4, lb=1.0, ub=5.0, seed=0):
-    """(B, T) 1 on the tokens Clip-Cov detaches: among the unclipped tokens whose covariance lies in (lb, ub),
-    max(1, int(ratio N)) drawn at random (N: the batch's tokens): a torch.randperm of the candidates
-    (row-major) with a generator seeded by `seed`."""
-    cov = covariance(adv, logp, mask)
-    r = torch.exp(logp.detach() - logp_old)
-    clipped = (-adv * r.clamp(1 - low, 1 + high)) > (-adv * r)  # where PPO's clip binds
-    candidates = ((cov > lb) & (cov < ub) & mask.bool() & ~clipped).flatten().nonzero().flatten()
-    n = max(int(ratio * mask.sum().item()), 1)
-    g = torch.Generator().manual_seed(seed)
-    chosen = candidates[torch.randperm(len(candidates), generator=g)[:n].to(candidates.device)]
+def _chosen(picked_global, start, mask):
+    """(B, T) 1 on this rank's tokens among `picked_global`, indices into the batch's masked tokens."""
+    valid = mask.bool().flatten().nonzero().flatten()  # this rank's masked tokens, row-major
+    local = picked_global[(picked_global >= start) & (picked_global < start + len(valid))] - start
     out = torch.zeros(mask.numel(), dtype=mask.dtype, device=mask.device)
-    out[chosen] = 1
+    out[valid[local.to(valid.device)]] = 1
     return out.view_as(mask)
 
 
+def clip_cov_tokens(adv, logp, logp_old, mask, low, high, ratio=2e-4, lb=1.0, ub=5.0, seed=0, across=None):
+    """(B, T) 1 on the tokens Clip-Cov detaches: among the unclipped tokens whose covariance lies in (lb, ub),
+    max(1, int(ratio N)) drawn at random (N: the batch's tokens): a torch.randperm of the candidates
+    (in the order of the batch's masked tokens, row-major) with a generator seeded by `seed`."""
+    on = mask.bool()
+    cov = covariance(adv, logp, mask, across)
+    r = torch.exp(logp.detach() - logp_old)
+    clipped = (-adv * r.clamp(1 - low, 1 + high)) > (-adv * r)  # where PPO's clip binds
+    flags, start = _global(((cov > lb) & (cov < ub) & ~clipped)[on].double(), across)
+    candidates = flags.nonzero().flatten()
+    n = max(int(ratio * len(flags)), 1)
+    g = torch.Generator().manual_seed(seed)
+    picked = candidates[torch.randperm(len(candidates), generator=g)[:n].to(candidates.device)]
+    return _chosen(picked, start, mask)
+
+
 def clip_cov(adv, logp, logp_old, mask, clip_eps=0.2, clip_eps_high=None, ratio=2e-4, lb=1.0, ub=5.0, *,
-             seed=0, aggregation="batch-token-mean", group_size=None, max_len=None):
+             seed=0, aggregation="batch-token-mean", group_size=None, max_len=None, across=None):
     """Clip-Cov (Cui et al., arXiv 2505.22617, §4): PPO's clipped GC, set to 0 on a few unclipped tokens of
     high covariance between advantage and log-prob, the tokens that drive the entropy down.
 
@@ -151,22 +168,20 @@ def clip_cov(adv, logp, logp_old, mask, clip_eps=0.2, clip_eps_high=None, ratio=
     adv = _adv(adv, mask)
     logp = _checks.per_token(logp, "logp", mask)
     logp_old = _checks.per_token(logp_old, "logp_old", mask).detach()
-    cut = clip_cov_tokens(adv, logp, logp_old, mask, low, high, ratio, lb, ub, seed)
+    cut = clip_cov_tokens(adv, logp, logp_old, mask, low, high, ratio, lb, ub, seed, across)
     term = _ratio_term(adv, logp, logp_old, mask, low, high) * (1 - cut)
-    return _out(_w(mask, aggregation, group_size, max_len) * term, mask)
+    return _out(_w(mask, aggregation, group_size, max_len, across) * term, mask)
 
 
-def kl_cov_tokens(adv, logp, mask, ratio=2e-4):
+def kl_cov_tokens(adv, logp, mask, ratio=2e-4, across=None):
     """(B, T) 1 on the max(1, int(ratio N)) tokens of largest covariance (KL-Cov, arXiv 2505.22617)."""
-    cov = covariance(adv, logp, mask).masked_fill(~mask.bool(), -torch.inf)
-    n = max(int(ratio * mask.sum().item()), 1)
-    out = torch.zeros(mask.numel(), dtype=mask.dtype, device=mask.device)
-    out[cov.flatten().topk(n).indices] = 1
-    return out.view_as(mask)
+    values, start = _global(covariance(adv, logp, mask, across)[mask.bool()], across)
+    n = max(int(ratio * len(values)), 1)
+    return _chosen(values.topk(n).indices, start, mask)
 
 
 def kl_cov(adv, logp, logp_old, mask, ratio=2e-4, coef=1.0, *, aggregation="batch-token-mean", group_size=None,
-           max_len=None):
+           max_len=None, across=None):
     """KL-Cov (arXiv 2505.22617, §4): r A with no clip, and a penalty coef |log r| on the tokens of largest
     covariance: GC = w (r A - coef sign(log r)) there, w r A elsewhere (on-policy: A, log r = 0).
 
@@ -178,6 +193,6 @@ def kl_cov(adv, logp, logp_old, mask, ratio=2e-4, coef=1.0, *, aggregation="batc
     coef = _checks.scalar(coef, "coef", low=0.0)
     adv = _adv(adv, mask)
     lr = _log_ratio(logp, logp_old, mask)
-    chosen = kl_cov_tokens(adv, logp, mask, ratio)
+    chosen = kl_cov_tokens(adv, logp, mask, ratio, across)
     term = torch.exp(lr) * adv - coef * chosen * torch.sign(lr)
-    return _out(_w(mask, aggregation, group_size, max_len) * term, mask)
+    return _out(_w(mask, aggregation, group_size, max_len, across) * term, mask)

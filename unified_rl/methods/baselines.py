@@ -13,7 +13,7 @@ two rewards this lab has; with multi_objective_aggregation="sum_then_normalize" 
 
 from dataclasses import dataclass, field
 
-from .. import advantages, coefficients as C, objectives as O
+from .. import advantages, coefficients as C, distributed, objectives as O
 from ..coefficients import AGGREGATIONS
 from ..data import PolicySamples
 from ..paradigm import Method
@@ -79,7 +79,7 @@ def _g(step):
 
 def gpg_gc(step):
     return C.gpg(step.scores, _g(step), step.batch.mask, count=step.hp.gpg_count, aggregation=step.hp.aggregation,
-                 max_len=step.hp.max_len)
+                 max_len=step.hp.max_len, across=distributed.across())
 
 
 def gpg_objective(step):
@@ -93,7 +93,7 @@ def _clip(step):
 
 def opo_gc(step):
     return C.opo(step.scores, _g(step), step.batch.mask, logp=step.logp, aggregation=step.hp.aggregation,
-                 max_len=step.hp.max_len, **_clip(step))
+                 max_len=step.hp.max_len, across=distributed.across(), **_clip(step))
 
 
 def opo_objective(step):
@@ -113,7 +113,7 @@ def gdpo_advantage(step):
     if hp.multi_objective_aggregation not in ("normalize_then_sum", "sum_then_normalize"):
         raise ValueError(f"unknown multi_objective_aggregation {hp.multi_objective_aggregation!r}")
     if hp.multi_objective_aggregation == "normalize_then_sum":
-        a = advantages.decoupled(step.scores, _g(step), hp.adv_eps)
+        a = advantages.decoupled(step.scores, _g(step), hp.adv_eps, across=distributed.across())
     else:
         total = step.scores.sum(-1) if step.scores.dim() == 2 else step.scores  # (B,) the rewards' sum
         a = advantages.group_relative(total, _g(step), hp.adv_eps)
@@ -127,7 +127,8 @@ def grpo_loss(advantage):
 
     def gc(step):
         return C.grpo_options(None, _g(step), step.logp, step.logp_ref, step.batch.mask, step.cfg.beta,
-                              logp_old=step.logp_old, clip_eps=step.cfg.clip_eps, **args(step))
+                              logp_old=step.logp_old, clip_eps=step.cfg.clip_eps, across=distributed.across(),
+                              **args(step))
 
     def objective(step):
         return O.grpo_options(step.logp, step.logp_old, step.logp_ref, None, _g(step), step.batch.mask,

@@ -61,9 +61,16 @@ def sampler_record(step, hp):
 
 
 def options_of(step):
-    """The keyword arguments of coefficients.grpo_options / objectives.grpo_options for `step`'s settings."""
+    """The keyword arguments of objectives.grpo_options for `step`'s settings (`gc_options_of`: the coefficient's)."""
     hp = step.hp
     return dict(clip_eps_high=hp.clip_eps_high, delta=hp.delta, scale_rewards=hp.scale_rewards, eps=hp.adv_eps,
                 level=hp.importance_sampling_level, aggregation=hp.aggregation, max_len=hp.max_len,
                 kl_ratio=hp.use_bias_correction_kl, top_entropy_quantile=hp.top_entropy_quantile,
                 off_policy_mask_threshold=hp.off_policy_mask_threshold, **sampler_record(step, hp))
+
+
+def gc_options_of(step):
+    """The keyword arguments of coefficients.grpo_options: options_of's, and in a distributed run the
+    reductions over every rank's rows (distributed.across) for the batch's statistics."""
+    from .. import distributed
+    return dict(options_of(step), across=distributed.across())

@@ -25,7 +25,7 @@ from ..kl import k1
 from ..models import ValueModel
 from ..paradigm import Method
 from ..rewards import RuleReward, process_rewards
-from .options import GRPOConfig, options_of
+from .options import GRPOConfig, gc_options_of, options_of
 
 rule = RuleReward()
 
@@ -78,7 +78,7 @@ def ppo_objective(step):
 def grpo_gc(step):
     """Eq 21 with GRPO's settings (methods/options.py): at their defaults exactly `coefficients.grpo`."""
     return C.grpo_options(step.scores, step.batch.group_size, step.logp, step.logp_ref, step.batch.mask,
-                          step.cfg.beta, logp_old=step.logp_old, clip_eps=step.cfg.clip_eps, **options_of(step))
+                          step.cfg.beta, logp_old=step.logp_old, clip_eps=step.cfg.clip_eps, **gc_options_of(step))
 
 
 def grpo_objective(step):

@@ -122,6 +122,11 @@ def _agg(step):
     return dict(aggregation=step.hp.aggregation, max_len=step.hp.max_len)
 
 
+def _gc_agg(step):
+    """The aggregation settings for a coefficient: in a distributed run, with the reductions over every rank's rows."""
+    return dict(_agg(step), across=distributed.across())
+
+
 def _clip(step):
     return dict(logp_old=step.logp_old, clip_eps=step.cfg.clip_eps)
 
@@ -132,7 +137,7 @@ def _g(step):
 
 def dr_grpo_gc(step):
     return C.dr_grpo(step.scores, _g(step), step.logp, step.logp_ref, step.batch.mask, step.cfg.beta,
-                     step.hp.max_len, aggregation=step.hp.aggregation, **_clip(step))
+                     step.hp.max_len, aggregation=step.hp.aggregation, across=distributed.across(), **_clip(step))
 
 
 def dr_grpo_objective(step):
@@ -142,7 +147,7 @@ def dr_grpo_objective(step):
 
 def dapo_gc(step):
     return C.dapo(step.scores, _g(step), step.logp, step.logp_old, step.batch.mask, step.cfg.clip_eps,
-                  step.hp.clip_eps_high, **_agg(step))
+                  step.hp.clip_eps_high, **_gc_agg(step))
 
 
 def dapo_objective(step):
@@ -152,7 +157,7 @@ def dapo_objective(step):
 
 def gspo_gc(step):
     return C.gspo(step.scores, _g(step), step.logp, step.logp_old, step.batch.mask, step.hp.gspo_clip_eps,
-                  step.hp.gspo_clip_eps_high, **_agg(step))
+                  step.hp.gspo_clip_eps_high, **_gc_agg(step))
 
 
 def gspo_objective(step):
@@ -162,7 +167,7 @@ def gspo_objective(step):
 
 def cispo_gc(step):
     return C.cispo(step.scores, _g(step), step.logp, step.logp_old, step.batch.mask, step.hp.cispo_clip_eps_high,
-                   step.hp.cispo_clip_eps, eps=step.hp.adv_eps, scale_rewards=step.hp.scale_rewards, **_agg(step))
+                   step.hp.cispo_clip_eps, eps=step.hp.adv_eps, scale_rewards=step.hp.scale_rewards, **_gc_agg(step))
 
 
 def cispo_objective(step):
@@ -171,7 +176,7 @@ def cispo_objective(step):
 
 
 def rloo_gc(step):
-    return C.rloo(step.scores, _g(step), step.batch.mask, logp=step.logp, **_clip(step), **_agg(step))
+    return C.rloo(step.scores, _g(step), step.batch.mask, logp=step.logp, **_clip(step), **_gc_agg(step))
 
 
 def rloo_objective(step):
@@ -193,7 +198,7 @@ def reinforce_pp_adv(step):
 
 def reinforce_pp_gc(step):
     kl = dict(logp_ref=step.logp_ref, beta=step.cfg.beta) if step.hp.kl_in == "loss" else {}
-    return C.reinforce_pp(reinforce_pp_adv(step), step.batch.mask, logp=step.logp, **_clip(step), **_agg(step), **kl)
+    return C.reinforce_pp(reinforce_pp_adv(step), step.batch.mask, logp=step.logp, **_clip(step), **_gc_agg(step), **kl)
 
 
 def reinforce_pp_objective(step):
@@ -204,7 +209,7 @@ def reinforce_pp_objective(step):
 
 
 def remax_gc(step):
-    return C.remax(step.scores, step.batch.mask, logp=step.logp, **_clip(step), **_agg(step))
+    return C.remax(step.scores, step.batch.mask, logp=step.logp, **_clip(step), **_gc_agg(step))
 
 
 def remax_objective(step):

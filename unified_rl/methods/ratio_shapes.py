@@ -16,7 +16,7 @@ has a KL term. Every coefficient reads logp_old, so each is `off_policy` and the
 
 from dataclasses import dataclass, field
 
-from .. import advantages, coefficients as C, objectives as O
+from .. import advantages, coefficients as C, distributed, objectives as O
 from ..advantages import SCALES
 from ..data import PolicySamples
 from ..paradigm import Method
@@ -118,8 +118,10 @@ class KLCovConfig(Advantage):
 
 
 def group_advantage(step):
-    """(B, T) A-hat of the step's rewards on every response token, by the method's scale_rewards."""
-    a = advantages.scaled(step.scores, step.batch.group_size, step.hp.scale_rewards, step.hp.adv_eps)
+    """(B, T) A-hat of the step's rewards on every response token, by the method's scale_rewards (the batch's
+    std over every rank's rewards in a distributed run)."""
+    a = advantages.scaled(step.scores, step.batch.group_size, step.hp.scale_rewards, step.hp.adv_eps,
+                          distributed.across())
     return a.to(step.batch.mask.dtype)[:, None] * step.batch.mask
 
 
@@ -127,9 +129,13 @@ def _agg(step):
     return dict(aggregation=step.hp.aggregation, group_size=step.batch.group_size, max_len=step.hp.max_len)
 
 
+def _gc_agg(step):
+    return dict(_agg(step), across=distributed.across())
+
+
 def sapo_gc(step):
     return C.sapo(group_advantage(step), step.logp, step.logp_old, step.batch.mask, step.hp.sapo_tau_pos,
-                  step.hp.sapo_tau_neg, **_agg(step))
+                  step.hp.sapo_tau_neg, **_gc_agg(step))
 
 
 def sapo_objective(step):
@@ -144,7 +150,7 @@ def _vespo_args(step):
 
 def vespo_gc(step):
     return C.vespo(group_advantage(step), step.logp, step.logp_old, step.batch.mask, *_vespo_args(step),
-                   **_agg(step))
+                   **_gc_agg(step))
 
 
 def vespo_objective(step):
@@ -160,7 +166,8 @@ def _luspo(step):
 
 def luspo_gc(step):
     return C.grpo_options(step.scores, step.batch.group_size, step.logp, None, step.batch.mask, 0.0,
-                          logp_old=step.logp_old, clip_eps=step.hp.luspo_clip_eps, **_luspo(step))
+                          logp_old=step.logp_old, clip_eps=step.hp.luspo_clip_eps, across=distributed.across(),
+                          **_luspo(step))
 
 
 def luspo_objective(step):
@@ -183,21 +190,28 @@ def _cov(step):
     return (step.cfg.clip_eps, None, hp.clip_cov_ratio, hp.clip_cov_lb, hp.clip_cov_ub)
 
 
-def _draw(step):
-    return dict(seed=C.draw_seed(step.scores, step.batch.mask), **_agg(step))  # the draw, repeatable from the batch
+def _seed(step):
+    """Clip-Cov's draw, repeatable from the batch: a seed from its rewards and response lengths (every rank's)."""
+    scores, lengths = step.scores.double(), step.batch.mask.sum(-1).double()
+    across = distributed.across()
+    if across is not None:
+        (scores, _), (lengths, _) = across.gather(scores), across.gather(lengths)
+    return C.draw_seed(scores, lengths)
 
 
 def clip_cov_gc(step):
-    return C.clip_cov(group_advantage(step), step.logp, step.logp_old, step.batch.mask, *_cov(step), **_draw(step))
+    return C.clip_cov(group_advantage(step), step.logp, step.logp_old, step.batch.mask, *_cov(step), seed=_seed(step),
+                      **_gc_agg(step))
 
 
 def clip_cov_objective(step):
-    return O.clip_cov(step.logp, step.logp_old, group_advantage(step), step.batch.mask, *_cov(step), **_draw(step))
+    return O.clip_cov(step.logp, step.logp_old, group_advantage(step), step.batch.mask, *_cov(step), _seed(step),
+                      **_agg(step))
 
 
 def kl_cov_gc(step):
     return C.kl_cov(group_advantage(step), step.logp, step.logp_old, step.batch.mask, step.hp.kl_cov_ratio,
-                    step.hp.kl_cov_coef, **_agg(step))
+                    step.hp.kl_cov_coef, **_gc_agg(step))
 
 
 def kl_cov_objective(step):

@@ -53,7 +53,8 @@ def gmpo(logp, logp_old, adv, mask, clip_eps=0.4, clip_eps_high=None):
 
 def _covariance(adv, logp, mask):
     on = mask.bool()
-    return (adv - adv[on].mean()) * (logp.detach() - logp.detach()[on].mean())
+    n = on.sum().to(adv.dtype)
+    return (adv - adv[on].sum() / n) * (logp.detach() - logp.detach()[on].sum() / n)
 
 
 def clip_cov(logp, logp_old, adv, mask, clip_eps=0.2, clip_eps_high=None, ratio=2e-4, lb=1.0, ub=5.0,
