@@ -97,7 +97,7 @@ def _eq12(hp):
 def _trl_loss_gc(step):
     """The GC of another of TRL's loss types, or of sums in place of eq 12's means (notebook 11's map)."""
     cc, cr = C.dpo_loss(step.hp.dpo_loss, *_dpo_args(step), step.cfg.dpo_beta, **_loss_settings(step))
-    return 2 * torch.cat([cc, cr])  # (2B, T)
+    return torch.cat([cc, cr]) * 2  # (2B, T): the x2 of dpo_gc
 
 
 def dpo_gc(step):
