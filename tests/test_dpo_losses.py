@@ -271,3 +271,13 @@ def test_the_oracle_refuses_settings_no_method_has(tiny_lab):
     with pytest.raises(ValueError, match="belong to none"):
         verify.model_oracle(tiny_lab.policy, tiny_lab.tokenizer, tiny_lab.test_problems, methods=["grpo"],
                             settings={"dpo_loss": "hinge"})
+
+
+def test_the_cli_lists_every_option(capsys):
+    """`python -m unified_rl methods` names each choice setting under its method, the default first."""
+    from unified_rl import cli
+
+    cli.main(["methods"])
+    out = capsys.readouterr().out
+    assert "dpo_loss = " + " | ".join(LOSS_TYPES) in out and "dpo_norm = mean | sum" in out
+    assert "kto_loss = kto | apo_zero_unpaired" in out and "kto_norm = mean | sum" in out
