@@ -96,7 +96,7 @@ SLIPS = {  # the slip and the loss type it hits
     "aot_unpaired, one rank for both": ("_placed(a, order_r)", "_placed(a, order_c)", "aot_unpaired"),
     "apo_zero's rejected read off the chosen": ("-beta * _dsig(r_r)", "-beta * _dsig(r_c)", "apo_zero"),
     "apo_down's anchor dropped": ("beta * (_dsig(u) - _dsig(r_c))", "beta * _dsig(u)", "apo_down"),
-    "discopop's weight held fixed": (" - m * (1 - m) / tau * blend", "", "discopop"),
+    "discopop's weight held fixed": (" - dm_blend / tau", "", "discopop"),
     "sft without the token mean": ('/ (mc.sum(-1).mean() if norm == "sum" else 1)', "", "sft"),
     "sums without |o|": ('return mask.sum(-1) if norm == "sum" else', "return", "sigmoid"),
 }

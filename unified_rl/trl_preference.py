@@ -8,7 +8,7 @@ does), and it averages its sft loss over every chosen token of the batch; `dpo_n
 either. tests/test_trl_preference.py runs TRL's own loss code against ours on these settings.
 """
 
-from .coefficients.dpo_losses import LOSS_TYPES, check_settings
+from .coefficients.dpo_losses import LOSS_TYPES, USES_LABEL_SMOOTHING, check_settings
 
 TRL_MEAN = ("ipo", "sigmoid_norm")
 """The DPO loss types TRL computes on per-token mean log-ratios; the others take sums."""
@@ -51,7 +51,7 @@ def trl_dpo_options(hp, dpo_beta):
         raise ValueError(f"TRL computes {loss!r} on {'per-token means' if trl_norm == 'mean' else 'sums'} of the "
                          f"log-ratios, this run on {'means' if norm == 'mean' else 'sums'}: no DPOConfig matches it")
     out = {"loss_type": loss, "beta": dpo_beta}
-    if loss in ("exo_pair", "robust", "aot", "aot_unpaired"):
+    if loss in USES_LABEL_SMOOTHING:
         out["label_smoothing"] = hp.dpo_label_smoothing
     if loss == "discopop":
         out["discopop_tau"] = hp.dpo_discopop_tau

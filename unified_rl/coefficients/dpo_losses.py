@@ -40,7 +40,7 @@ import torch
 import torch.nn.functional as F
 
 from .. import _checks
-from .paper import _mask, dpo
+from .paper import dpo
 from .preference import _paired
 
 LOSS_TYPES = ("sigmoid", "hinge", "ipo", "exo_pair", "nca_pair", "robust", "bco_pair", "sppo_hard", "aot",
@@ -133,8 +133,9 @@ def dpo_loss(loss_type, logp_chosen, logp_ref_chosen, mask_chosen, logp_rejected
         a_c = beta * ((1 - eps) * sig(-u) + eps * sig(u)) / (1 - 2 * eps)
     elif loss_type == "discopop":
         m = sig(u / tau)  # (B,) the blend's weight, itself a function of u
-        blend = F.logsigmoid(u) + torch.exp(-u)  # (B,) what m's own derivative multiplies
-        a_c = beta * (sig(-u) * (1 - m) + torch.exp(-u) * m - m * (1 - m) / tau * blend)
+        log_m, log_1m = F.logsigmoid(u / tau), F.logsigmoid(-u / tau)  # e^-u m as exp(-u + log m): no inf * 0
+        dm_blend = m * (1 - m) * F.logsigmoid(u) + torch.exp(log_m + log_1m - u)  # (B,) m' tau (log sig(u) + e^-u)
+        a_c = beta * (sig(-u) * (1 - m) + torch.exp(log_m - u) - dm_blend / tau)
     elif loss_type in ("aot", "aot_unpaired"):
         g = lambda d: beta * ((1 - eps) * sig(-beta * d) - eps * sig(beta * d))  # noqa: E731  (B,) -> (B,)
         if loss_type == "aot":  # the policy's and pi_ref's margins, each sorted over the batch

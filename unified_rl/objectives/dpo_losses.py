@@ -77,7 +77,7 @@ def dpo_loss(loss_type, logp_chosen, logp_ref_chosen, mask_chosen, logp_rejected
         loss = torch.sigmoid(beta * s_c) + 1 - torch.sigmoid(u)
     else:  # discopop: a blend of the logistic and exponential losses, its weight sigmoid(u / tau)
         m = torch.sigmoid(u / tau)
-        loss = -F.logsigmoid(u) * (1 - m) + torch.exp(-u) * m
+        loss = -F.logsigmoid(u) * (1 - m) + torch.exp(F.logsigmoid(u / tau) - u)  # e^-u m, with no inf * 0
     return -loss.mean()
 
 
