@@ -51,7 +51,7 @@ NORM_NOTE = {"mean": Text("norm = mean: s is the per-token mean log-ratio (eq 12
 
 def _pair_loss(loss_type, norm, n):
     (lc, rc, lr, rr), (s_c, s_r), _ = _responses(norm, n)
-    s_c, s_r, lc, lr = s_c[0], s_r[0], lc, lr
+    s_c, s_r = s_c[0], s_r[0]  # one pair
     u, r_c, r_r = BETA * (s_c - s_r), BETA * s_c, BETA * s_r
     log = sp.log
     losses = {  # the paper's per-pair loss l(s+, s-) and the hand-derived (a+, a-) = (dJ/ds+, dJ/ds-)
