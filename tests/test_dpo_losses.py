@@ -281,3 +281,18 @@ def test_the_cli_lists_every_option(capsys):
     out = capsys.readouterr().out
     assert "dpo_loss = " + " | ".join(LOSS_TYPES) in out and "dpo_norm = mean | sum" in out
     assert "kto_loss = kto | apo_zero_unpaired" in out and "kto_norm = mean | sum" in out
+
+
+@pytest.mark.parametrize("norm", ["mean", "sum"])
+def test_the_kto_derivation_under_either_norm_gives_the_package_gc(norm):
+    """KTO's sympy derivation with sums (the paper's, TRL's) or means, evaluated, equals coefficients.kto."""
+    d = derive("kto", 2, norm=norm)
+    check(d)
+    rng = np.random.default_rng(5)
+    logp, ref = -rng.uniform(0.1, 2, 4), -rng.uniform(0.1, 2, 4)
+    values = dict(z0=0.3, beta=0.8, lam_d=1.5, lam_u=0.7)
+    got = d.evaluate(logp=logp, logp_ref=ref, **values)
+    want = C.kto(torch.tensor(logp).reshape(2, 2), torch.tensor(ref).reshape(2, 2), torch.ones(2, 2, dtype=torch.float64),
+                 torch.tensor([1.0, 0.0], dtype=torch.float64), norm=norm, **values)
+    np.testing.assert_allclose(got, want.numpy().ravel(), rtol=1e-12)
+

@@ -202,4 +202,9 @@ SENTENCES = {
         "sft 就是在被选中的回答上做 SFT（eq 6-7 的 GC 为 1），不用 pi_ref；被拒绝的回答 GC 为 0。"
         "TRL 对批次中所有被选中回答的 token 取平均：在 norm = sum 下 GC 是 |o| /（批次中被选中回答的平均长度），"
         "在 mean 下是 1。",
+    "with z0 = 0, J is TRL's apo_zero_unpaired loss (APO-zero, arXiv 2408.06266, unpaired)":
+        "当 z0 = 0 时，J 就是 TRL 的 apo_zero_unpaired 损失（APO-zero，arXiv 2408.06266，不配对版本）",
+    "norm = sum: x is the sequence log-ratio, as the paper and TRL's KTOTrainer take it, so the GC carries a "
+    "factor |o|.":
+        "norm = sum：x 是整个序列的对数比，和论文以及 TRL 的 KTOTrainer 一样，所以 GC 带上一个因子 |o|。",
 }
