@@ -14,12 +14,14 @@ the GC the paper prints.
 from . import paper
 from . import preference
 from . import policy_gradient
+from . import dpo_losses
 from .core import (BETA, EPS, Derivation, check_derivation, clip, clipped_gc, outcome_advantage,
                    sigmoid)
 
 REGISTRY = {**paper.REGISTRY}
 REGISTRY.update(preference.REGISTRY)  # IPO, SimPO, KTO, ORPO
 REGISTRY.update(policy_gradient.REGISTRY)  # Dr. GRPO, DAPO, GSPO, CISPO, RLOO, REINFORCE++, ReMax, aggregation, KL terms
+REGISTRY.update(dpo_losses.REGISTRY)  # preference half (#37): every loss_type of TRL's DPOTrainer, dpo_NAME
 NAMES = tuple(REGISTRY)
 
 
