@@ -102,6 +102,9 @@ def _trl_loss_gc(step):
 
 def dpo_gc(step):
     if not _eq12(step.hp):  # DPOConfig picked another loss: coefficients/dpo_losses.py
+        if step.hp.dpo_loss.startswith("aot") and distributed.split():
+            raise ValueError(f"dpo_loss={step.hp.dpo_loss!r} ranks the margins over the whole batch, which a rank "
+                             "holding a share of it cannot do: run it in one process (without torchrun)")
         return _trl_loss_gc(step)
     (lc, lr), (rc, rr), (mc, mr) = pairs(step.logp), pairs(step.logp_ref), pairs(step.batch.mask)
     cc, cr = C.dpo(lc, rc, mc, lr, rr, mr, step.cfg.dpo_beta)
