@@ -67,9 +67,9 @@ class Budget:
     """samples per question for Pass@K / Maj@K (K = 1, 2, 4, ..., samples)"""
     temperature: float = 0.7
     """sampling temperature of the evaluation (the paper's)"""
-    grpo_steps: int = 16
+    grpo_steps: int = 12
     """GRPO steps"""
-    dpo_steps: int = 16
+    dpo_steps: int = 12
     """on-policy DPO steps (up to prompts_per_step pairs, from at most 2 draws, per step)"""
     prompts_per_step: int = 4
     """questions per step"""
