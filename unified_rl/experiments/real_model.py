@@ -85,6 +85,8 @@ class Budget:
     """example greedy replies recorded per measurement"""
     bootstrap: int = 2000
     """bootstrap resamples of the questions for the intervals over questions"""
+    arms: tuple = ("grpo", "dpo-on-policy")
+    """the trained models compared with the base model"""
 
 
 BUDGETS = {
@@ -189,11 +191,16 @@ def measure(policy, tokenizer, test, b, seed):
     return out
 
 
+SUMMARY_ONLY = ("arms", "bootstrap")
+"""Budget fields that change no part, only which parts are read and how they are summarised."""
+
+
 class Parts:
     """OUT/real-model.parts/NAME.json: each finished unit of a run, reused by a run of the same budget."""
 
     def __init__(self, folder, budget):
-        self.folder, self.budget = folder, json.loads(json.dumps(asdict(budget)))
+        kept = {k: v for k, v in asdict(budget).items() if k not in SUMMARY_ONLY}
+        self.folder, self.budget = folder, json.loads(json.dumps(kept))
 
     def get(self, name, compute):
         path = os.path.join(self.folder, f"{name}.json")
@@ -230,6 +237,8 @@ def run(preset="auto", out="results", seeds=3, progress=True, **budget):
         raise ValueError(f"need samples >= 2 and n_test >= 2, got {b.samples}, {b.n_test}")
     if min(b.grpo_steps, b.dpo_steps) < 1:
         raise ValueError(f"grpo_steps and dpo_steps must be >= 1, got {b.grpo_steps}, {b.dpo_steps}")
+    if not b.arms or any(a not in ARMS for a in b.arms):
+        raise ValueError(f"arms must be some of {ARMS}, got {b.arms!r}")
     if b.max_new_tokens not in b.budgets_considered:
         raise ValueError(f"max_new_tokens {b.max_new_tokens} must be one of budgets_considered {b.budgets_considered}")
     p, parts = world(b), Parts(os.path.join(out, "real-model.parts"), b)
@@ -243,11 +252,11 @@ def run(preset="auto", out="results", seeds=3, progress=True, **budget):
     for seed in range(seeds):
         row = {"seed": seed, "base": parts.get(f"seed{seed}-base", lambda: measure(lab.policy, lab.tokenizer, test,
                                                                                      b, seed))}
-        for arm in ARMS:
+        for arm in b.arms:
             row[arm] = parts.get(f"seed{seed}-{arm}", lambda: train_and_measure(p, b, seed, arm, test, progress))
         per_seed.append(row)
         say(f"real-model seed {seed}: " + ", ".join(f"{m} greedy {row[m]['greedy']:.3f} Pass@{b.samples} "
-                                                   f"{row[m]['pass_at_k'][-1]:.3f}" for m in MODELS))
+                                                   f"{row[m]['pass_at_k'][-1]:.3f}" for m in ("base", *b.arms)))
     del lab
     result = summarise(per_seed, test, sweep, preset, b, seeds, clock.read())
     return exp.finish(result, plot)
@@ -264,12 +273,13 @@ def summarise(per_seed, test, sweep, preset, b, seeds, seconds):
     """Means over seeds, each arm - base per K with its intervals and verdict, the picture, the headline."""
     ks = common.powers_of_two(b.samples)
     result = {"experiment": "real-model", "preset": preset.name, "seeds": seeds, "budget": asdict(b), "k": ks,
-              "arms": list(ARMS), "budgets_considered": sweep,
+              "arms": list(b.arms), "budgets_considered": sweep,
               "questions": [{"question": p.prompt, "answer": p.answer} for p in test], "mean": {}, "change": {}}
-    for m in MODELS:
+    models = ("base", *b.arms)
+    for m in models:
         result["mean"][m], _ = common.mean_curves([s[m] for s in per_seed])
-    curves = {m: {key: per_question(per_seed, test, m, key, ks) for key in ("pass_at_k", "maj_at_k")} for m in MODELS}
-    for arm in ARMS:
+    curves = {m: {key: per_question(per_seed, test, m, key, ks) for key in ("pass_at_k", "maj_at_k")} for m in models}
+    for arm in b.arms:
         c = result["change"][arm] = {}
         for key in ("pass_at_k", "maj_at_k"):
             c[key] = [paired.compare(curves["base"][key][:, :, i], curves[arm][key][:, :, i], b.bootstrap)
