@@ -51,6 +51,35 @@ def test_trl_settings_are_ours_and_trl_accepts_them():
         config = GRPOConfig(output_dir=out, report_to="none", **g)
         DPOConfig(output_dir=out, report_to="none", **d)
     assert config.loss_type == "grpo" and config.use_bias_correction_kl is False
+    assert d["loss_type"] == "sigmoid_norm"  # eq 12 averages each reply's log-ratio over its tokens
+
+
+def test_trl_warmup_is_ours_one_step_behind_and_none_below_20_steps():
+    """transformers' constant_with_warmup against loop._warmup, step by step."""
+    from transformers import get_scheduler
+
+    from unified_rl.loop import _warmup
+    for steps in (12, 100):
+        w = nb12.trl_warmup(steps)
+        opt = torch.optim.SGD([torch.zeros(1, requires_grad=True)], lr=1.0)
+        sched = get_scheduler(w["lr_scheduler_type"], opt, num_warmup_steps=w["warmup_steps"], num_training_steps=steps)
+        theirs = []
+        for _ in range(steps):
+            theirs.append(opt.param_groups[0]["lr"])
+            opt.step()
+            sched.step()
+        ours = [_warmup(it, steps) for it in range(steps)]
+        if steps < 20:
+            assert theirs == ours == [1.0] * steps
+        else:
+            assert theirs[0] == 0.0 and theirs[1:] == pytest.approx(ours[:-1]) and ours[0] == 0.1
+
+
+def test_trl_lora_carries_rank_alpha_and_targets():
+    p = real_model.world(real_model.BUDGETS["gpu"])
+    assert nb12.trl_lora(p) == {"r": 16, "lora_alpha": 32, "lora_dropout": 0.0, "target_modules": "all-linear",
+                                "task_type": "CAUSAL_LM"}
+    assert nb12.trl_lora(real_model.world(real_model.BUDGETS["cpu"])) is None  # full fine-tuning
 
 
 def test_tables_and_exercises_follow_the_language():
