@@ -237,8 +237,8 @@ SUMMARISE = {"figure7": lambda r, b: figure7.summarise(r["k"], r["per_seed"], ge
                                                          r["seconds"]),
              "data-source": lambda r, b: data_source.summarise(r["per_seed"], get_preset(r["preset"]), b, r["seeds"],
                                                                r["seconds"], r["k"]),
-             "real-model": lambda r, b: real_model.summarise(r["k"], r["per_seed"], get_preset(r["preset"]), b, r["seeds"],
-                                                             r["seconds"])}
+             "real-model": lambda r, b: real_model.summarise(r["per_seed"], r["questions"], r["budgets_considered"],
+                                                             get_preset(r["preset"]), b, r["seeds"], r["seconds"])}
 MODULES = {"figure7": figure7, "data-source": data_source, "noisy-reward": noisy_reward,
            "reward-function": reward_function, "policy-family": policy_family, "preference-family": preference_family,
            "real-model": real_model}

@@ -258,27 +258,28 @@ def run(preset="auto", out="results", seeds=3, progress=True, **budget):
         say(f"real-model seed {seed}: " + ", ".join(f"{m} greedy {row[m]['greedy']:.3f} Pass@{b.samples} "
                                                    f"{row[m]['pass_at_k'][-1]:.3f}" for m in ("base", *b.arms)))
     del lab
-    result = summarise(per_seed, test, sweep, preset, b, seeds, clock.read())
+    questions = [{"question": q.prompt, "answer": q.answer} for q in test]
+    result = summarise(per_seed, questions, sweep, preset, b, seeds, clock.read())
     return exp.finish(result, plot)
 
 
-def per_question(per_seed, test, model, key, ks):
+def per_question(per_seed, questions, model, key, ks):
     """(S, Q, K) array of one model's per-question Pass@K (key pass_at_k) or Maj@K (maj_at_k)."""
     i = 0 if key == "pass_at_k" else 1
-    return np.array([[question_curves(t, p.answer, ks)[i] for t, p in zip(s[model]["tallies"], test)]
+    return np.array([[question_curves(t, q["answer"], ks)[i] for t, q in zip(s[model]["tallies"], questions)]
                      for s in per_seed])
 
 
-def summarise(per_seed, test, sweep, preset, b, seeds, seconds):
+def summarise(per_seed, questions, sweep, preset, b, seeds, seconds):
     """Means over seeds, each arm - base per K with its intervals and verdict, the picture, the headline."""
     ks = common.powers_of_two(b.samples)
     result = {"experiment": "real-model", "preset": preset.name, "seeds": seeds, "budget": asdict(b), "k": ks,
               "arms": list(b.arms), "budgets_considered": sweep,
-              "questions": [{"question": p.prompt, "answer": p.answer} for p in test], "mean": {}, "change": {}}
+              "questions": questions, "mean": {}, "change": {}}
     models = ("base", *b.arms)
     for m in models:
         result["mean"][m], _ = common.mean_curves([s[m] for s in per_seed])
-    curves = {m: {key: per_question(per_seed, test, m, key, ks) for key in ("pass_at_k", "maj_at_k")} for m in models}
+    curves = {m: {key: per_question(per_seed, questions, m, key, ks) for key in ("pass_at_k", "maj_at_k")} for m in models}
     for arm in b.arms:
         c = result["change"][arm] = {}
         for key in ("pass_at_k", "maj_at_k"):
