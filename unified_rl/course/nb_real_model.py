@@ -1,7 +1,9 @@
-"""Helpers for the real-model notebook (course/12_real_model.ipynb): tables of measurements, a
-deliberately wrong coefficient for the oracle to catch, and our settings written as TRL's configs.
+"""Helpers for the real-model notebook (course/12_real_model.ipynb): tables of measurements and of the
+Figure 7 comparison per K, a deliberately wrong coefficient for the oracle to catch, and our settings
+written as TRL's configs.
 
-The measurements are `experiments.real_model.measure`'s; nothing here trains or evaluates.
+The measurements are `experiments.real_model`'s (`greedy`, `measure`, the shipped result); nothing here
+trains or evaluates.
 """
 
 import contextlib
@@ -9,11 +11,13 @@ import dataclasses
 import importlib.util
 
 from .. import methods as _methods
+from ..text import Text
 from .i18n import t
 
 # (measured key, message key of its row's label): the labels follow the language (messages/nb_real_model.py)
-ROWS = tuple((key, f"nb.real.{key}") for key in ("greedy", "maj_at_k", "pass_at_k", "reply_chars", "strict_share",
-                                                  "lenient_only_share", "unparsed_share"))
+ROWS = tuple((key, f"nb.real.{key}") for key in ("greedy", "greedy_cut", "sampled_cut", "maj_at_k", "pass_at_k",
+                                                  "reply_chars", "strict_share", "lenient_only_share",
+                                                  "unparsed_share"))
 
 
 def _value(m, key):
@@ -22,16 +26,38 @@ def _value(m, key):
 
 
 def comparison_markdown(columns, k=None):
-    """A Markdown table: one row per measured quantity, one column per {name: measurement}."""
+    """A Markdown table: one row per quantity the first measurement has, one column per {name: measurement}."""
     if not columns:
         raise ValueError("nothing to compare")
     head = "| | " + " | ".join(columns) + " |\n|---|" + "---|" * len(columns) + "\n"
     rows = []
+    first = next(iter(columns.values()))
     for key, label in ROWS:
+        if key not in first:
+            continue
         label = t(label).replace("@K", f"@{k}") if k else t(label)  # the label in the current language
         cells = [f"{_value(m, key):.3f}" if key != "reply_chars" else f"{_value(m, key):.1f}" for m in columns.values()]
         rows.append(f"| {label} | " + " | ".join(cells) + " |")
     return head + "\n".join(rows)
+
+
+def _ci(c, key):
+    return f"[{c[key][0]:+.3f}, {c[key][1]:+.3f}]"
+
+
+def per_k_markdown(result, arm):
+    """Markdown: per K, Pass@K and Maj@K of the base model and of `arm`, their difference (mean over seeds and
+    questions), its 95 % intervals over seeds and over questions (experiments.paired) and the verdict."""
+    head = t("nb.real.per_k_head", arm=arm)
+    lines = [head, "|" + "---|" * (head.count("|") - 1)]
+    for i, k in enumerate(result["k"]):
+        cells = [str(k)]
+        for key in ("pass_at_k", "maj_at_k"):
+            c = result["change"][arm][key][i]
+            cells += [f"{result['mean']['base'][key][i]:.3f}", f"{result['mean'][arm][key][i]:.3f}",
+                      f"{c['mean']:+.3f}", _ci(c, "seeds_ci"), _ci(c, "questions_ci"), str(Text(c["verdict"]))]
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines)
 
 
 def examples_markdown(measurement):
