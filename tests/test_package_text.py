@@ -120,7 +120,8 @@ BEFORE = {
                       "response length (tokens),\nmean of the last 10 steps", "response length over training"],
     "preference-family": ["step", "held-out greedy accuracy", "accuracy during training", "log-ratio to the SFT model",
                           "fixed pairs: x⁺ solid, x⁻ dashed"],
-    "real-model": ["held-out greedy accuracy", "each seed (grey)", "mean", "before", "K", "Maj@K", "Pass@K"],
+    "real-model": ["Figure 7 on SmolLM2-135M-Instruct: 3 seed(s), 48 held-out sums, 64 samples, T = 0.7",
+                   "base model", "K", "Maj@K", "Pass@K"],
 }
 IDENTIFIERS = {"GRPO: sft-questions", "GRPO: unseen-questions", "GRPO: harder-questions", "GRPO: harder-process"}
 IDENTIFIERS |= {f"{arm}: x⁺" for arm in ("dpo", "ipo", "simpo", "kto", "orpo", "sft-on-chosen", "dpo-fast")}  # arm: symbol

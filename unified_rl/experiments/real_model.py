@@ -294,6 +294,24 @@ def summarise(per_seed, questions, sweep, preset, b, seeds, seconds):
     return result
 
 
+def revive(result):
+    """A result loaded from JSON with its verdicts and pictures rebuilt as `Text` (shown in the current
+    language), each only where the rebuilt English equals the stored one (see `common._revived`)."""
+    try:
+        for arm in result["arms"]:
+            c = result["change"][arm]
+            for key in ("pass_at_k", "maj_at_k"):
+                for x in c[key]:
+                    x["verdict"] = Text(x["verdict"]) if x["verdict"] in (paired.RAISED, paired.LOWERED,
+                                                                         paired.UNCLEAR) else x["verdict"]
+            rebuilt = paired.picture([x["verdict"] for x in c["pass_at_k"]], [x["verdict"] for x in c["maj_at_k"]])
+            if rebuilt["sentence"] == c["picture"]["sentence"]:
+                c["picture"]["sentence"] = rebuilt["sentence"]
+    except (KeyError, TypeError):
+        pass  # another layout: shown as stored
+    return result
+
+
 def headline(result):
     """The numbers worth printing: per arm, Pass@K and Maj@K at K = 1 and the largest K, and the picture."""
     ks, K = result["k"], result["k"][-1]
