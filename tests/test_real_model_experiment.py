@@ -71,8 +71,11 @@ def test_a_killed_run_continues_from_its_parts_and_refuses_another_budgets(tmp_p
     monkeypatch.setattr(RM, "train", lambda *a, **k: pytest.fail("a finished part was computed again"))
     again = RM.run("tiny", str(tmp_path / "a"), seeds=1, progress=False, model=tiny_folder)
     assert again["per_seed"][0]["grpo"]["tallies"]  # read back from its part
-    with pytest.raises(ValueError, match="another budget"):
+    with pytest.raises(ValueError, match="base-budgets.json was made with another budget"):
         RM.run("tiny", str(tmp_path / "a"), seeds=1, progress=False, model=tiny_folder, samples=4)
+    # the base model's parts do not depend on the training budget; a trained model's part does
+    with pytest.raises(ValueError, match="seed0-grpo.json was made with another budget"):
+        RM.run("tiny", str(tmp_path / "a"), seeds=1, progress=False, model=tiny_folder, grpo_steps=2)
 
 
 @pytest.mark.parametrize("kw, text", [(dict(grpo_steps=0), "grpo_steps"), (dict(samples=1), "samples"),

@@ -67,9 +67,9 @@ class Budget:
     """samples per question for Pass@K / Maj@K (K = 1, 2, 4, ..., samples)"""
     temperature: float = 0.7
     """sampling temperature of the evaluation (the paper's)"""
-    grpo_steps: int = 12
+    grpo_steps: int = 8
     """GRPO steps"""
-    dpo_steps: int = 12
+    dpo_steps: int = 8
     """on-policy DPO steps (up to prompts_per_step pairs, from at most 2 draws, per step)"""
     prompts_per_step: int = 4
     """questions per step"""
@@ -191,12 +191,15 @@ def measure(policy, tokenizer, test, b, seed):
     return out
 
 
+TRAINING = ("grpo_steps", "dpo_steps", "prompts_per_step", "group_size", "lr", "dpo_beta", "lora_r")
+"""Budget fields that change a trained model's part only (a base model's part does not depend on them)."""
 SUMMARY_ONLY = ("arms", "bootstrap")
 """Budget fields that change no part, only which parts are read and how they are summarised."""
 
 
 class Parts:
-    """OUT/real-model.parts/NAME.json: each finished unit of a run, reused by a run of the same budget."""
+    """OUT/real-model.parts/NAME.json: each finished unit of a run, reused by a run whose budget agrees on
+    every field the unit depends on (a base model's part: on none of TRAINING)."""
 
     def __init__(self, folder, budget):
         kept = {k: v for k, v in asdict(budget).items() if k not in SUMMARY_ONLY}
@@ -204,10 +207,12 @@ class Parts:
 
     def get(self, name, compute):
         path = os.path.join(self.folder, f"{name}.json")
+        keys = [k for k in self.budget if not (name.endswith("base") or name == "base-budgets") or k not in TRAINING]
         if os.path.exists(path):
             with open(path) as f:
                 part = json.load(f)
-            if part.get("budget") != self.budget:
+            stored = part.get("budget") or {}
+            if any(stored.get(k) != self.budget[k] for k in keys):
                 raise ValueError(f"{path} was made with another budget; move the folder away or choose another --out")
             return part["value"]
         value = compute()
