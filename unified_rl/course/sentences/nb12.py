@@ -39,10 +39,10 @@ SENTENCES = {
         "LoRA r = 8 训练 {n_params:,} 个参数中的 {trainable:,} 个（{share:.2%}）；pi_ref 增加 {extra} 个参数",
     "{steps} GRPO steps in {seconds:.0f} s: {per_step:.1f} s per step (median), on this machine, now":
         "{steps} 步 GRPO，用时 {seconds:.0f} 秒：每步 {per_step:.1f} 秒（中位数），在这台机器上、此刻",
-    "{seeds} seeds; {n} held-out questions x {samples} samples at T = {temperature}; GRPO {grpo} steps, DPO {dpo} "
-    "steps; run time {hours:.1f} h on a CPU shared with other jobs":
-        "{seeds} 个随机种子；{n} 个留出问题 x 每题 {samples} 个样本，T = {temperature}；GRPO {grpo} 步，DPO {dpo} 步；"
-        "在与其他任务共用的 CPU 上运行 {hours:.1f} 小时",
+    "{seeds} seeds; {n} held-out questions x {samples} samples at T = {temperature}; trained: {arms}, {steps} steps "
+    "each; {hours:.1f} h of measuring and training in all, on a CPU shared with other jobs":
+        "{seeds} 个随机种子；{n} 个留出问题 x 每题 {samples} 个样本，T = {temperature}；训练了：{arms}，各 {steps} 步；"
+        "测量和训练共用时 {hours:.1f} 小时，在与其他任务共用的 CPU 上",
     "base model": "基座模型",
     "{arm}: {picture}": "{arm}：{picture}",
     "base, {n} tokens": "基座，{n} 个 token",
