@@ -232,6 +232,11 @@ def test_every_package_translation_is_used_and_agrees_with_the_merged_table():
     asked_c, translator = recorded(SENTENCES)
     text.set_translator(translator)
     str(figure7.change([0.1, 0.2])), str(common.load_shipped("figure7")["loaded_from"])
+    from unified_rl.experiments import paired
+    up, flat, down = "raised", "no clear change", "lowered"
+    for p_v, m_v in (([up, flat], [up, up]), ([up, down], [up, up]), ([flat, flat], [up, up]), ([up, down], [flat, flat]),
+                     ([up, up], [up, up]), (["no verdict from 2 seed(s) (needs 3)"] * 2, [up, up])):
+        str(paired.picture(p_v, m_v)["sentence"])  # every picture the real-model experiment can name
     used = {template for template, _ in asked + asked_c}
     assert not set(SENTENCES) - used, f"translations nothing uses: {sorted(set(SENTENCES) - used)}"
     assert all(ALL_SENTENCES[en] == zh for en, zh in SENTENCES.items())
