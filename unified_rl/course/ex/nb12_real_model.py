@@ -65,7 +65,7 @@ def _micro_no_detach(logp, coef, mask, start, stop):
 
 
 def _micro_batch(gen):
-    B, T = int(torch.randint(5, 9, (), generator=gen)), int(torch.randint(4, 9, (), generator=gen))
+    B, T = int(torch.randint(5, 12, (), generator=gen)), int(torch.randint(4, 9, (), generator=gen))
     mask = _ragged_mask(gen, B, T)
     # a micro-batch inside the batch: neither at its start nor at its end, never 0 or 1 (the fixed cases
     # above take the first and the last rows), so an answer that assumes either is caught
@@ -285,9 +285,11 @@ def _mask_not_eos(input_ids, prompt_len, eos_id):
 
 
 def _chat_rows(gen):
-    B, P, N, V, eos = int(torch.randint(2, 6, (), generator=gen)), int(torch.randint(3, 7, (), generator=gen)), \
-        int(torch.randint(3, 7, (), generator=gen)), 20, 0
-    ids = torch.randint(1, V, (B, P + N), generator=gen)  # never the end-of-turn id by chance
+    B, P, N, V = int(torch.randint(2, 6, (), generator=gen)), int(torch.randint(3, 7, (), generator=gen)), \
+        int(torch.randint(3, 7, (), generator=gen)), 20
+    eos = int(torch.randint(2, V, (), generator=gen))  # the end-of-turn id: any id, not a fixed one
+    ids = torch.randint(0, V - 1, (B, P + N), generator=gen)
+    ids[ids >= eos] += 1  # never the end-of-turn id by chance
     prompt_lengths = torch.randint(1, P + 1, (B,), generator=gen)  # (B,) left padding before each prompt
     ids[:, :P][torch.arange(P)[None] < P - prompt_lengths[:, None]] = eos
     lengths = torch.randint(1, N + 1, (B,), generator=gen)  # (B,) reply tokens, the end-of-turn included
@@ -370,7 +372,7 @@ def _lora_llama(gen):
         for name, p in model.named_parameters():
             if "lora_" in name:
                 p.copy_(0.5 * torch.randn(p.shape, generator=gen, dtype=torch.float64))
-    B, L = 3, int(torch.randint(5, 9, (), generator=gen))
+    B, L = int(torch.randint(2, 5, (), generator=gen)), int(torch.randint(5, 9, (), generator=gen))
     ids = torch.randint(1, 24, (B, L), generator=gen)
     att = torch.ones(B, L, dtype=torch.long)
     att[0, : int(torch.randint(1, L - 2, (), generator=gen))] = 0  # row 0 left-padded

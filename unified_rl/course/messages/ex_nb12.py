@@ -103,7 +103,7 @@ MESSAGES = {
         "    return mask\n```",
         "```python\ndef my_response_mask(input_ids, prompt_len, eos_id):\n"
         "    ends = (input_ids[:, prompt_len:] == eos_id).long()           # (B, N)\n"
-        "    reply = (ends.cumsum(-1) - ends) == 0                        # 第一个结束 token 及其之前\n"
+        "    reply = (ends.cumsum(-1) - ends) == 0                        # up to and including the first end\n"
         "    mask = torch.zeros(input_ids.shape[0], input_ids.shape[1] - 1, dtype=torch.float64)  # (B, T)\n"
         "    mask[:, prompt_len - 1:] = reply.double()\n"
         "    return mask\n```"),
