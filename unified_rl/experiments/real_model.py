@@ -11,14 +11,14 @@ Per seed, from the same pretrained weights, on the same held-out questions:
    (`data.PolicyPairs`: on-policy DPO; pi_ref stays the base model) for `dpo_steps` steps;
 3. both trained models measured as in 1, with the same sampling seed as the seed's base model.
 
-How the sizes were chosen (measured on SmolLM2 before this run; docs/ARCHITECTURE.md, "A real model"):
-single-digit sums alone leave the base model's Pass@64 near 1 (no room at large K); two-digit sums
-alone give ~4 % right samples, too few for on-policy DPO to find a right and a wrong reply (a step
-fails without a pair) or for GRPO's groups to differ. So the held-out and training questions mix
-single- and two-digit sums in equal shares. The user turn asks for one short sentence: with the
-plain question the base model rambles, and 48 new tokens cut ~half of its sampled two-digit replies;
-asked for a sentence, ~4 %. The base model's greedy accuracy and cut share at every budget in
-`budgets_considered` are part of the result.
+How the sizes were chosen (probes on SmolLM2, 8 questions x 64 samples each, before the run):
+two-digit sums alone gave ~4 % right samples (19 of 512), too few for on-policy DPO to find a right
+and a wrong reply (a step fails without a pair) or for GRPO's groups to differ; single-digit sums are
+solved by some sample nearly always (in the shipped run 23-24 of its 24 single-digit questions, against
+15-20 of 24 two-digit ones), which leaves no room at large K. So the questions mix the two in equal
+shares. The user turn asks for one short sentence: with the plain question 48 new tokens cut off 48 %
+of the sampled two-digit replies, asked for a sentence 4 %. The base model's greedy accuracy and cut
+share at every budget in `budgets_considered` are part of the result.
 
 Every (seed, model) measurement is written to OUT/real-model.parts/ as it completes; a run killed
 half-way and started again with the same command and budget continues from there (a part of another
