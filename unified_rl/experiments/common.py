@@ -285,7 +285,7 @@ def load_shipped(name):
     return _revived(name, result)
 
 
-REVIVED = ("figure7",)  # experiments whose module's `revive(result)` rebuilds a loaded result's sentences as Text
+REVIVED = {"figure7": "figure7", "real-model": "real_model"}  # experiments whose module's `revive(result)` rebuilds a loaded result's sentences as Text
 
 
 def _revived(name, result):
@@ -294,7 +294,7 @@ def _revived(name, result):
     if name not in REVIVED:
         return result
     import importlib  # here: figure7 imports this module
-    return importlib.import_module(f"{__package__}.{name}").revive(result)
+    return importlib.import_module(f"{__package__}.{REVIVED[name]}").revive(result)
 
 
 def load_full(name, preset="auto"):
