@@ -1,5 +1,5 @@
 """The real-model Figure 7 result read back: its headline, its figure, and its sentences as `Text` after a
-JSON round trip (`common._revived`). The experiment itself: `real_model`."""
+JSON round trip (`records._revived`). The experiment itself: `real_model`."""
 
 import numpy as np
 
@@ -9,7 +9,7 @@ from . import paired
 
 def revive(result):
     """A result loaded from JSON with its verdicts and pictures rebuilt as `Text` (shown in the current
-    language), each only where the rebuilt English equals the stored one (see `common._revived`)."""
+    language), each only where the rebuilt English equals the stored one (see `records._revived`)."""
     try:
         for arm in result["arms"]:
             c = result["change"][arm]
