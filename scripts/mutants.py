@@ -60,6 +60,16 @@ MUTANTS = [
     ("coef-kto-undesirable-sign", P + "coefficients/preference.py",
      "c = torch.where(desirable > 0, lam_d * push, -lam_u * push)",
      "c = torch.where(desirable > 0, lam_d * push, lam_u * push)", ["tests/test_preference_oracle.py::test_kto"]),
+    # preference half (#37): TRL's DPO loss types and the two log-ratio conventions
+    ("coef-dpo-loss-sum-without-length", P + "coefficients/dpo_losses.py",
+     'return mask.sum(-1) if norm == "sum" else torch.ones_like(mask[:, 0])', "return torch.ones_like(mask[:, 0])",
+     ["tests/test_dpo_losses.py"]),
+    ("coef-dpo-loss-aot-unsorted", P + "coefficients/dpo_losses.py",
+     "a_c = _placed(g(pol_sorted - ref_sorted), order)", "a_c = g(pol - ref)", ["tests/test_dpo_losses.py"]),
+    ("coef-kto-sum-without-length", P + "coefficients/preference.py", "push = push * mask.sum(-1)", "push = push",
+     ["tests/test_dpo_losses.py"]),
+    ("method-dpo-norm-ignored", P + "methods/paper.py", "return dict(norm=hp.dpo_norm,", 'return dict(norm="sum",',
+     ["tests/test_reference_step.py"]),
     # methods: how a coefficient meets its batch
     ("method-dpo-factor-2-lost", P + "methods/paper.py", "return 2 * torch.cat([cc, cr])  # (2B, T)",
      "return torch.cat([cc, cr])  # (2B, T)", [REF("dpo")]),

@@ -14,6 +14,7 @@ the GC the paper prints.
 from . import paper
 from . import preference
 from . import policy_gradient
+from . import dpo_losses
 from .core import (BETA, EPS, Derivation, check_derivation, clip, clipped_gc, outcome_advantage,
                    sigmoid)
 
@@ -25,6 +26,7 @@ from . import baselines, options, ratio_shapes  # noqa: E402
 REGISTRY.update(options.REGISTRY)  # two-sided clip, the sequence-level KL correction, the kept tokens
 REGISTRY.update(ratio_shapes.REGISTRY)  # SAPO, VESPO, LUSPO, GMPO, Clip-Cov, KL-Cov
 REGISTRY.update(baselines.REGISTRY)  # GPG, OPO, Pass@k training, GDPO
+REGISTRY.update(dpo_losses.REGISTRY)  # preference half (#37): every loss_type of TRL's DPOTrainer, dpo_NAME
 NAMES = tuple(REGISTRY)
 
 

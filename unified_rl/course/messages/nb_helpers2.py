@@ -105,3 +105,41 @@ MESSAGES.update({
                                  "r - 组均值，在批次的所有 token 上归一化"),
     "nb.peers.gc.rloo": ("|o_i| (r_i - mean of the others): a token sum", "|o_i| (r_i - 其他回答的均值)：按 token 求和"),
 })
+
+# preference half (#37): notebook 11's map of TRL's DPOConfig.loss_type (nb_preference.trl_map_rows)
+MESSAGES.update({
+    "nb.pref.map_head": ("| TRL `loss_type` | the same loss here: `train(\"dpo\", ...)` | GC on the chosen: $a^+$ | on the rejected: $a^-$ "
+                         "| what it changes in the coefficient plot | arXiv |\n|---|---|---|---|---|---|",
+                         "| TRL `loss_type` | 这里的同一损失：`train(\"dpo\", ...)` | 被选中回答上的 GC：$a^+$ | 被拒绝回答上：$a^-$ "
+                         "| 它在系数图上改变了什么 | arXiv |\n|---|---|---|---|---|---|"),
+    "nb.pref.map.sigmoid": ("DPO as its paper writes it: on sums, so a longer response is pushed harder; fades as $u$ grows, never reverses",
+                            "按 DPO 论文的写法：用求和，所以越长的回答被推得越用力；随 $u$ 增大而减弱，从不反向"),
+    "nb.pref.map.hinge": ("a step: the full push $\\beta$ until $u$ reaches 1 (the margin $1/\\beta$), then nothing",
+                          "一个台阶：在 $u$ 达到 1（间隔 $1/\\beta$）之前推动为 $\\beta$，之后为 0"),
+    "nb.pref.map.ipo": ("a straight line: 0 at the target $1/(2\\beta)$, reversed past it (TRL: per-token means, $\\beta$ in $\\tau$'s place)",
+                        "一条直线：在目标 $1/(2\\beta)$ 处为 0，超过后反向（TRL：逐 token 平均，$\\beta$ 充当 $\\tau$）"),
+    "nb.pref.map.exo_pair": ("a bump that falls to 0 at $u=\\log\\frac{{1-\\varepsilon}}{{\\varepsilon}}$ and reverses past it",
+                             "一个鼓包，在 $u=\\log\\frac{{1-\\varepsilon}}{{\\varepsilon}}$ 处降为 0，超过后反向"),
+    "nb.pref.map.nca_pair": ("each response against $\\pi_{{ref}}$ alone: the chosen push turns negative once $\\beta s^+>\\log 2$; the rejected is always pushed down",
+                             "每个回答只和 $\\pi_{{ref}}$ 比：一旦 $\\beta s^+>\\log 2$，被选中回答的推动变为负；被拒绝回答始终被往下推"),
+    "nb.pref.map.robust": ("DPO's curve, lifted: it never fades to 0 (its floor is $\\beta\\varepsilon/(1-2\\varepsilon)$)",
+                           "DPO 的曲线被整体抬高：它永远不会衰减到 0（下限是 $\\beta\\varepsilon/(1-2\\varepsilon)$）"),
+    "nb.pref.map.bco_pair": ("no coupling: the chosen is raised and the rejected lowered, each against $\\pi_{{ref}}$ alone",
+                             "没有耦合：被选中回答被抬高、被拒绝回答被压低，各自只和 $\\pi_{{ref}}$ 比"),
+    "nb.pref.map.sppo_hard": ("two straight lines, one target each: $s^+\\to 1/(2\\beta)$, $s^-\\to -1/(2\\beta)$",
+                              "两条直线，各有一个目标：$s^+\\to 1/(2\\beta)$，$s^-\\to -1/(2\\beta)$"),
+    "nb.pref.map.aot": ("DPO with label smoothing on sorted margins: a pair gets the GC of the rank it holds in the batch",
+                        "在排好序的间隔上做带标签平滑的 DPO：一对回答得到它在批次中所占名次的 GC"),
+    "nb.pref.map.aot_unpaired": ("chosen and rejected log-ratios sorted apart: each response gets the GC of its own rank",
+                                 "被选中与被拒绝回答的对数比分别排序：每个回答得到它自己名次的 GC"),
+    "nb.pref.map.apo_zero": ("no coupling: chosen up, rejected down, each pushed hardest at its own $s=0$",
+                             "没有耦合：被选中回答往上、被拒绝回答往下，各自在 $s=0$ 处推得最猛"),
+    "nb.pref.map.apo_down": ("the chosen is pushed down wherever its own term outweighs the pair's; the rejected always down",
+                             "只要被选中回答自己的项超过这对回答的项，它就被往下推；被拒绝回答始终被往下推"),
+    "nb.pref.map.discopop": ("DPO's logistic loss blended with $e^{{-u}}$ by the weight $m$, whose own slope adds a term",
+                             "DPO 的 logistic 损失与 $e^{{-u}}$ 按权重 $m$ 混合，$m$ 自身的斜率又多出一项"),
+    "nb.pref.map.sft": ("SFT's flat 1 on the chosen (TRL: one mean over the batch's chosen tokens); no $\\pi_{{ref}}$, nothing on the rejected",
+                        "在被选中回答上是 SFT 的常数 1（TRL：对批次中所有被选中 token 取一个平均）；不用 $\\pi_{{ref}}$，被拒绝回答上为 0"),
+    "nb.pref.map.sigmoid_norm": ("the default here: DeepSeekMath's eq 12-14 on per-token means",
+                                 "这里的默认值：DeepSeekMath 的 eq 12-14，用逐 token 平均"),
+})

@@ -98,3 +98,18 @@ MESSAGES.update({
     "w.peers.curve.gmpo": ("GMPO (log-space clip)", "GMPO（对数空间裁剪）"),
     "w.peers.curve.vespo": ("VESPO (W = r⁸)", "VESPO（W = r⁸）"),
 })
+
+# preference half (#37): widgets_preference.dpo_loss_explorer, TRL's DPO loss types
+MESSAGES.update({
+    "w.dl.margin": ("margin s⁺ − s⁻", "间隔 s⁺ − s⁻"),
+    "w.dl.s_minus": ("s⁻ (the rejected's log-ratio)", "s⁻（被拒绝回答的对数比）"),
+    "w.dl.dpo": ("sigmoid (DPO), chosen", "sigmoid（DPO），被选中"),
+    "w.dl.chosen": ("{loss}: chosen", "{loss}：被选中"),
+    "w.dl.rejected": ("{loss}: rejected", "{loss}：被拒绝"),
+    "w.dl.xlabel": ("margin s⁺ − s⁻ (log-ratios, one token each)", "间隔 s⁺ − s⁻（对数比，各一个 token）"),
+    "w.dl.title": ("TRL's DPO loss types: GC against the margin", "TRL 的 DPO 损失类型：GC 随间隔的变化"),
+    "w.dl.note": ("One pair of one-token responses, so sums and per-token means agree; a longer response multiplies "
+                  "the GC by its length under sums. The table: every loss type at this point.",
+                  "一对各只有一个 token 的回答，所以求和与逐 token 平均一致；在求和约定下，更长的回答会把 GC "
+                  "乘以它的长度。表格：每种损失类型在这一点上的值。"),
+})

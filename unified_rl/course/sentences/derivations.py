@@ -228,4 +228,48 @@ SENTENCES = {
     "(eps = 0 here).":
         "GDPO 先把每个奖励在组内归一化再相加（然后在整个批次上对和再归一化）：离散度大的奖励不再淹没离散度小的奖励。"
         "GC 就是这个优势，与 GRPO 相同（这里 eps = 0）。",
+    # preference half (#37): every loss_type of TRL's DPOTrainer (derivations/dpo_losses.py)
+    "norm = mean: s is the per-token mean log-ratio (eq 12's x), so the GC is dJ/ds, one number per response, "
+    "whatever its length.":
+        "norm = mean：s 是逐 token 平均的对数比（eq 12 的 x），所以 GC 就是 dJ/ds，每个回答一个数，与回答长度无关。",
+    "norm = sum: s is the sequence log-ratio, so the GC is |o| dJ/ds: a longer response is pushed harder (here "
+    "the chosen response has n tokens, the rejected one n + 1).":
+        "norm = sum：s 是整个序列的对数比，所以 GC 是 |o| dJ/ds：越长的回答被推得越用力"
+        "（这里被选中的回答有 n 个 token，被拒绝的回答有 n + 1 个）。",
+    "J = -l(s+, s-) for one pair, l TRL's {loss_type} loss; u = beta (s+ - s-).":
+        "J = -l(s+, s-)，针对一对回答，l 是 TRL 的 {loss_type} 损失；u = beta (s+ - s-)。",
+    "the GC is beta while u < 1 ...": "当 u < 1 时 GC 为 beta……",
+    "... and 0 once u > 1: past the margin 1/beta the pair is left alone":
+        "……一旦 u > 1 就为 0：间隔超过 1/beta 之后，这对回答不再被推动",
+    "the GC is 0 at the target margin s+ - s- = 1/(2 beta) and reverses past it":
+        "在目标间隔 s+ - s- = 1/(2 beta) 处 GC 为 0，超过之后反向",
+    "the GC is 0 where u = log((1 - epsilon)/epsilon): the margin is pulled to that target":
+        "在 u = log((1 - epsilon)/epsilon) 处 GC 为 0：间隔被拉向这个目标",
+    "the chosen GC is 0 where beta s+ = log 2 and reverses past it":
+        "被选中回答的 GC 在 beta s+ = log 2 处为 0，超过之后反向",
+    "with epsilon = 0 robust's GC is sigmoid's": "epsilon = 0 时 robust 的 GC 就是 sigmoid 的 GC",
+    "the chosen GC is 0 at s+ = 1/(2 beta) ...": "被选中回答的 GC 在 s+ = 1/(2 beta) 处为 0……",
+    "... and the rejected GC at s- = -1/(2 beta): each response has a target of its own":
+        "……被拒绝回答的 GC 在 s- = -1/(2 beta) 处为 0：每个回答各有自己的目标",
+    "the chosen GC does not depend on the rejected response: no pair coupling":
+        "被选中回答的 GC 不依赖被拒绝的回答：两者之间没有耦合",
+    "pair {a} < pair {b} in the first sorted quantity, pair {c} < pair {d} in the second":
+        "在第一个被排序的量中第 {a} 对 < 第 {b} 对，在第二个中第 {c} 对 < 第 {d} 对",
+    "Two pairs. {what} are each sorted over the batch and matched by rank: a response's GC is g(d) of the sorted "
+    "position it holds, g(d) = beta ((1 - epsilon) sigmoid(-beta d) - epsilon sigmoid(beta d)).":
+        "两对回答。{what}各自在批次内排序，再按名次配对：一个回答的 GC 是它所占排序位置上的 g(d)，"
+        "g(d) = beta ((1 - epsilon) sigmoid(-beta d) - epsilon sigmoid(beta d))。",
+    "The chosen and the rejected log-ratios": "被选中回答的对数比和被拒绝回答的对数比",
+    "The policy's margins and pi_ref's margins": "策略的间隔和 pi_ref 的间隔",
+    "sft is SFT on the chosen responses (eq 6-7's GC of 1) with no pi_ref; the rejected ones get GC 0. TRL "
+    "averages over every chosen token of the batch: under norm = sum the GC is |o| / (the batch's mean chosen "
+    "length), under mean it is 1.":
+        "sft 就是在被选中的回答上做 SFT（eq 6-7 的 GC 为 1），不用 pi_ref；被拒绝的回答 GC 为 0。"
+        "TRL 对批次中所有被选中回答的 token 取平均：在 norm = sum 下 GC 是 |o| /（批次中被选中回答的平均长度），"
+        "在 mean 下是 1。",
+    "with z0 = 0, J is TRL's apo_zero_unpaired loss (APO-zero, arXiv 2408.06266, unpaired)":
+        "当 z0 = 0 时，J 就是 TRL 的 apo_zero_unpaired 损失（APO-zero，arXiv 2408.06266，不配对版本）",
+    "norm = sum: x is the sequence log-ratio, as the paper and TRL's KTOTrainer take it, so the GC carries a "
+    "factor |o|.":
+        "norm = sum：x 是整个序列的对数比，和论文以及 TRL 的 KTOTrainer 一样，所以 GC 带上一个因子 |o|。",
 }
