@@ -100,7 +100,7 @@ MESSAGES = {
     'doc.process_advantage':
         ('§4.1.3: per-step rewards normalised over the group, summed from each token onward.',
          '§4.1.3：逐步奖励在组内归一化，再从每个 token 往后求和。'),
-    # -- policy-gradient half (issue 37): the methods TRL and verl ship, GRPO's options
+    # -- the methods TRL and verl ship, GRPO's options
     'doc.coefficients.grpo_options':
         ("Eq 21 with the options of TRL's GRPOConfig and verl, each off by default (then exactly `grpo`).",
          'Eq 21，外加 TRL 的 GRPOConfig 和 verl 提供的选项，默认全部关闭（此时与 `grpo` 完全相同）。'),

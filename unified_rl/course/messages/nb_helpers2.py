@@ -47,7 +47,7 @@ MESSAGES = {
                      "在第 {lo:.0f} 到 {hi:.0f} 步达到峰值。"),
 }
 
-# nb_peers.py (policy-gradient half of issue 37): what a TRL / verl config means here
+# nb_peers.py: what a TRL / verl config means here
 MESSAGES.update({
     "nb.peers.head": ("| {peer} config | here | what it changes in the GC |", "| {peer} 配置 | 这里的对应 | 它改变 GC 的什么 |"),
     "nb.peers.two_rewards": ("(two reward functions)", "（两个奖励函数）"),
@@ -106,7 +106,7 @@ MESSAGES.update({
     "nb.peers.gc.rloo": ("|o_i| (r_i - mean of the others): a token sum", "|o_i| (r_i - 其他回答的均值)：按 token 求和"),
 })
 
-# preference half (#37): notebook 11's map of TRL's DPOConfig.loss_type (nb_preference.trl_map_rows)
+# notebook 11's map of TRL's DPOConfig.loss_type (nb_preference.trl_map_rows)
 MESSAGES.update({
     "nb.pref.map_head": ("| TRL `loss_type` | the same loss here: `train(\"dpo\", ...)` | GC on the chosen: $a^+$ | on the rejected: $a^-$ "
                          "| what it changes in the coefficient plot | arXiv |\n|---|---|---|---|---|---|",

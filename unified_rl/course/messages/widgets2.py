@@ -78,7 +78,7 @@ MESSAGES.update({
         'DPO 的推动随间隔增大而减弱；IPO 的推动线性减小，并在超过目标后反向；ORPO 加上 SFT 的 1；KTO 在其参考点 z₀ 处推得最猛。'),
 })
 
-# widgets_peers.py (policy-gradient half of issue 37)
+# widgets_peers.py
 MESSAGES.update({
     "w.peers.title": ("The loss shapes of TRL and verl: one token's GC against its ratio",
                       "TRL 和 verl 的损失形状：一个 token 的 GC 随其比率的变化"),
@@ -99,7 +99,7 @@ MESSAGES.update({
     "w.peers.curve.vespo": ("VESPO (W = r⁸)", "VESPO（W = r⁸）"),
 })
 
-# preference half (#37): widgets_preference.dpo_loss_explorer, TRL's DPO loss types
+# widgets_preference.dpo_loss_explorer, TRL's DPO loss types
 MESSAGES.update({
     "w.dl.margin": ("margin s⁺ − s⁻", "间隔 s⁺ − s⁻"),
     "w.dl.s_minus": ("s⁻ (the rejected's log-ratio)", "s⁻（被拒绝回答的对数比）"),

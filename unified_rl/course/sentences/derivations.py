@@ -163,7 +163,7 @@ SENTENCES = {
     "E_pi[GC grad log pi] = {said} (d/dz_{j})": "E_pi[GC grad log pi] = {said}（d/dz_{j} 分量）",
     "minus beta times the gradient of the {target} KL": "负 beta 乘以{target} KL 散度的梯度",
     "-beta grad KL {target}": "-beta 乘以{target} KL 的梯度",
-    # -- policy-gradient half (issue 37): GRPO's options, the methods TRL and verl ship
+    # -- GRPO's options, the methods TRL and verl ship
     "Two-sided clipping (INTELLECT-2; TRL's delta, verl's dual-clip clip_ratio_c): min(r, delta) in the unclipped "
     "term. Where A < 0 and r > delta the objective is delta A, a constant, so the GC is 0: a token the update "
     "already made far likelier stops being pushed down.":
@@ -228,7 +228,7 @@ SENTENCES = {
     "(eps = 0 here).":
         "GDPO 先把每个奖励在组内归一化再相加（然后在整个批次上对和再归一化）：离散度大的奖励不再淹没离散度小的奖励。"
         "GC 就是这个优势，与 GRPO 相同（这里 eps = 0）。",
-    # preference half (#37): every loss_type of TRL's DPOTrainer (derivations/dpo_losses.py)
+    # every loss_type of TRL's DPOTrainer (derivations/dpo_losses.py)
     "norm = mean: s is the per-token mean log-ratio (eq 12's x), so the GC is dJ/ds, one number per response, "
     "whatever its length.":
         "norm = mean：s 是逐 token 平均的对数比（eq 12 的 x），所以 GC 就是 dJ/ds，每个回答一个数，与回答长度无关。",
