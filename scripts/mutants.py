@@ -60,7 +60,7 @@ MUTANTS = [
     ("coef-kto-undesirable-sign", P + "coefficients/preference.py",
      "c = torch.where(desirable > 0, lam_d * push, -lam_u * push)",
      "c = torch.where(desirable > 0, lam_d * push, lam_u * push)", ["tests/test_preference_oracle.py::test_kto"]),
-    # preference half (#37): TRL's DPO loss types and the two log-ratio conventions
+    # TRL's DPO loss types and the two log-ratio conventions
     ("coef-dpo-loss-sum-without-length", P + "coefficients/dpo_losses.py",
      'return mask.sum(-1) if norm == "sum" else torch.ones_like(mask[:, 0])', "return torch.ones_like(mask[:, 0])",
      ["tests/test_dpo_losses.py"]),

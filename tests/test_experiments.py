@@ -29,7 +29,8 @@ def _finite(x):
 
 def test_registry_names_every_experiment():
     assert set(EXPERIMENTS) == {"figure7", "data-source", "noisy-reward", "reward-function", "policy-family",
-                                "preference-family", "real-model"}
+                                "preference-family", "real-model",
+                                "policy-family-peers"}  # the methods TRL and verl ship
 
 
 @pytest.mark.slow  # an end-to-end run of the experiment at the tiny preset

@@ -82,7 +82,7 @@ def test_findings_follow_the_table():
     assert math.isclose(float(nb_preference.gc_falloff([0.0], 0.5, 1.0)["ipo"][0]), 1.0)
 
 
-# ---- preference half (#37): the map of TRL's loss types and what the runs leave out, read from the registry
+# ---- the map of TRL's loss types and what the runs leave out, read from the registry
 
 def test_the_trl_map_has_one_row_per_loss_type_read_from_the_package(monkeypatch):
     from unified_rl.coefficients import dpo_losses

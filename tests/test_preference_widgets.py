@@ -59,7 +59,7 @@ def test_every_slider_keeps_a_usable_track():
     assert ex.controls["logp_rejected"].url_label  # the one long description
 
 
-# ---- preference half (#37): the explorer of TRL's DPO loss types
+# ---- the explorer of TRL's DPO loss types
 
 def test_the_loss_type_explorer_shows_the_package_gcs_and_the_notebooks_facts():
     from unified_rl.coefficients.dpo_losses import LOSS_TYPES, dpo_loss

@@ -30,6 +30,7 @@ from unified_rl.methods import METHODS
 from unified_rl.rewards import process_rewards
 from unified_rl.sampling import rollout_from_texts
 from unified_rl.trainer import train
+from _reference_peers import PEER_OVERRIDES, PEER_REFERENCE, PEER_SCORES
 
 TOL = 1e-10  # relative to the largest gradient entry: float64 round-off is ~1e-15
 GAMMA, LAM, BETA, LR = 0.9, 0.7, 0.1, 3e-3  # gamma != 1, lam != 0.95 and gamma != lam: a swap shows
@@ -263,7 +264,7 @@ def ref_remax(c):  # rows (sampled, greedy): REINFORCE on the sampled row, the g
     return -(clipped(ratio, adv, eps, eps) * c.m[0::2]).sum() / len(adv)
 
 
-# ---- preference half (#37): TRL 1.16's DPO loss types, each from its paper's loss (arXiv numbers in
+# ---- TRL 1.16's DPO loss types, each from its paper's loss (arXiv numbers in
 # objectives/dpo_losses.py), on summed (the papers') or per-token mean (eq 12's) log-ratios
 
 def ref_dpo_loss(c):
@@ -309,6 +310,8 @@ REFERENCE = {"sft": ref_sft, "rft": ref_rft, "online-rft": ref_rft, "dpo": ref_d
              "grpo": ref_grpo, "grpo-process": ref_grpo_process, "ipo": ref_ipo, "simpo": ref_simpo,
              "kto": ref_kto, "orpo": ref_orpo, "dr-grpo": ref_dr_grpo, "dapo": ref_dapo, "gspo": ref_gspo,
              "cispo": ref_cispo, "rloo": ref_rloo, "reinforce++": ref_reinforce_pp, "remax": ref_remax}
+# -- the methods TRL and verl ship, referenced in tests/_reference_peers.py
+REFERENCE.update(PEER_REFERENCE)
 
 
 # ---------------------------------------------------------------- one batch, one update of the package
@@ -350,6 +353,8 @@ def scores_for(B, G, name, gen):
     r[0::G], r[1::G] = 1.0, 0.0
     if name == "dapo":  # its overlong shaping gives fractional rewards
         r[2::G] -= 0.5
+    if name in PEER_SCORES:  # GDPO's reward columns
+        return PEER_SCORES[name](r, gen)
     return r
 
 
@@ -379,7 +384,7 @@ def overrides_for(name):
     if METHODS[name].section == "sft":
         return {"lr": LR}
     # GSPO's 3e-4 clips every sequence of the second update (each moved 3-40 %): a range that binds on some
-    own = {"gspo": {"gspo_clip_eps": 0.1, "gspo_clip_eps_high": 0.15}}
+    own = {"gspo": {"gspo_clip_eps": 0.1, "gspo_clip_eps_high": 0.15}, **PEER_OVERRIDES}
     return {"lr": LR, "epochs": 2, "gamma": GAMMA, "lam": LAM, "beta": BETA, **own.get(name, {})}
 
 
@@ -633,7 +638,7 @@ def test_a_pi_old_refreshed_at_every_update_is_caught(monkeypatch):
     assert d > 1e-6, d
 
 
-# ---- preference half (#37): every option of DPO (TRL's loss types, summed or mean log-ratios) and of
+# ---- every option of DPO (TRL's loss types, summed or mean log-ratios) and of
 # KTO, one update each against the reference above; and a slip between the two conventions is caught
 
 def _preference_options():

@@ -147,7 +147,7 @@ def _options(m):
     if m.hparams is None:
         return ""
     fields = [f for f in dataclasses.fields(m.hparams) if "choices" in f.metadata]
-    return "".join(f"; {f.name} = " + " | ".join(dict.fromkeys([getattr(m.hparams, f.name), *f.metadata["choices"]]))
+    return "".join(f"; {f.name} = " + " | ".join(map(str, dict.fromkeys([getattr(m.hparams, f.name), *f.metadata["choices"]])))
                    for f in fields)
 
 

@@ -9,6 +9,7 @@
 |            |                        |                 | (or TRL's other loss types: DPOConfig)  |
 | ppo        | PolicySamples          | rule + KL       | A_t from GAE with a value model    eq 18|
 | grpo       | PolicySamples          | rule            | A-hat + beta (pi_ref/pi - 1)       eq 21|
+|            |                        |                 | (GRPOConfig: TRL's and verl's options)  |
 | grpo-process | PolicySamples        | per-step rule   | process A-hat + KL term (§4.1.3)        |
 
 No method is a branch in the trainer: each is a `paradigm.Method` value in `methods.METHODS`. Each carries
@@ -28,6 +29,7 @@ from ..kl import k1
 from ..models import ValueModel
 from ..paradigm import Method
 from ..rewards import RuleReward, process_rewards
+from .options import GRPOConfig, gc_options_of, options_of
 
 rule = RuleReward()
 
@@ -127,15 +129,24 @@ def ppo_objective(step):
 
 
 def grpo_gc(step):
-    # process supervision hands its own per-token advantages; outcome supervision the scores
-    scores = None if step.adv is not None else step.scores
-    return C.grpo(scores, step.batch.group_size, step.logp, step.logp_ref, step.batch.mask,
-                  step.cfg.beta, adv=step.adv, **_clip_args(step))
+    """Eq 21 with GRPO's settings (methods/options.py): at their defaults exactly `coefficients.grpo`."""
+    return C.grpo_options(step.scores, step.batch.group_size, step.logp, step.logp_ref, step.batch.mask,
+                          step.cfg.beta, logp_old=step.logp_old, clip_eps=step.cfg.clip_eps, **gc_options_of(step))
 
 
 def grpo_objective(step):
-    scores = None if step.adv is not None else step.scores
-    return O.grpo(step.logp, step.logp_old, step.logp_ref, scores, step.batch.group_size, step.batch.mask,
+    return O.grpo_options(step.logp, step.logp_old, step.logp_ref, step.scores, step.batch.group_size,
+                          step.batch.mask, step.cfg.beta, step.cfg.clip_eps, **options_of(step))
+
+
+def grpo_process_gc(step):
+    # process supervision hands its own per-token advantages (eq 21 with adv)
+    return C.grpo(None, step.batch.group_size, step.logp, step.logp_ref, step.batch.mask,
+                  step.cfg.beta, adv=step.adv, **_clip_args(step))
+
+
+def grpo_process_objective(step):
+    return O.grpo(step.logp, step.logp_old, step.logp_ref, None, step.batch.group_size, step.batch.mask,
                   step.cfg.beta, step.cfg.clip_eps, adv=step.adv)
 
 
@@ -212,9 +223,9 @@ PPO = Method("ppo", PolicySamples, rule, ppo_gc, objective=ppo_objective, advant
              paper=_CITE.format("eq 15-18 (eq 2's KL reward)") + "; GAE: arXiv 1506.02438",
              summary="policy gradient with GAE advantages from a learned value model")
 GRPO = Method("grpo", PolicySamples, rule, grpo_gc, objective=grpo_objective, off_policy=True,
-              paper=_CITE.format("eq 19-21"),
+              hparams=GRPOConfig(), paper=_CITE.format("eq 19-21"),
               summary="policy gradient with group-relative advantages and a k3 KL penalty")
-GRPO_PROCESS = Method("grpo-process", PolicySamples, rule, grpo_gc, objective=grpo_objective,
+GRPO_PROCESS = Method("grpo-process", PolicySamples, rule, grpo_process_gc, objective=grpo_process_objective,
                       advantage=process_advantage, off_policy=True,
                       paper=_CITE.format("§4.1.3 with eq 19-21"),
                       summary="GRPO with per-step (process) rewards")

@@ -15,6 +15,11 @@ from .policy_gradient import cispo, dapo, dr_grpo, gspo, kl_penalty, reinforce_p
 __all__ = ["dpo", "grpo", "online_rft", "ppo", "rft", "sft"]
 __all__ += ["ipo", "kto", "orpo", "simpo"]  # preference.py
 __all__ += ["cispo", "dapo", "dr_grpo", "gspo", "kl_penalty", "reinforce_pp", "remax", "rloo"]  # policy_gradient.py
-# preference half of the peers' losses: TRL's DPO loss types
+from .options import grpo_options  # noqa: E402
+__all__ += ["grpo_options"]  # options.py
+from .ratio_shapes import clip_cov, gmpo, kl_cov, sapo, vespo  # noqa: E402
+from .baselines import gpg, opo  # noqa: E402
+__all__ += ["clip_cov", "gmpo", "kl_cov", "sapo", "vespo", "gpg", "opo"]  # ratio_shapes.py, baselines.py
+# TRL's DPO loss types
 from .dpo_losses import dpo_loss, dpo_weighted  # noqa: E402
 __all__ += ["dpo_loss", "dpo_weighted"]  # dpo_losses.py
