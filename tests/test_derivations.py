@@ -24,8 +24,9 @@ def ones(*shape):
 
 
 # clipped derivations check every (sign, region) case: one token (and a two-token sibling) keeps them fast
-ONE_TOKEN = {"grpo_clip", "dapo", "gspo", "cispo"}
-SLOW = {"dapo", "gspo", "kl_k2_loss", "kl_k3_ratio_loss", "kl_k1_reward"}  # > 2 s each on a busy machine
+ONE_TOKEN = {"grpo_clip", "dapo", "gspo", "cispo", "dpo_aot", "dpo_aot_unpaired"}
+SLOW = {"dapo", "gspo", "kl_k2_loss", "kl_k3_ratio_loss", "kl_k1_reward",
+        "dpo_exo_pair", "dpo_discopop", "dpo_aot", "dpo_aot_unpaired"}  # > 2 s each on a busy machine
 
 
 @pytest.mark.parametrize("method", [pytest.param(m, marks=pytest.mark.slow) if m in SLOW else m for m in NAMES])

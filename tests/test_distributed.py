@@ -327,3 +327,29 @@ def test_the_readme_commands_run_as_written(tmp_path):
     for run, steps in (("grpo-2ranks", 4), ("grpo-accelerate", 2)):
         summary = json.load(open(tmp_path / "runs" / run / "summary.json"))
         assert summary["distributed"]["world_size"] == 2 and summary["steps_done"] == steps
+
+
+def test_aot_which_ranks_the_whole_batch_is_refused_on_split_ranks():
+    """DPO's AOT loss types sort the margins over the batch: a rank holding a share cannot, so it is refused
+    in one line there, and computed in one process."""
+    from unified_rl.paradigm import step_from_tensors
+    from unified_rl.presets import RLConfig
+
+    m = METHODS["dpo"]
+    g = torch.Generator().manual_seed(0)
+    logp = -torch.rand(4, 3, generator=g, dtype=torch.float64)
+    for loss in ("aot", "aot_unpaired"):
+        step = step_from_tensors(logp, torch.ones(4, 3, dtype=torch.float64), RLConfig(), logp_ref=logp - 0.1,
+                                 hp=dataclasses.replace(m.hparams, dpo_loss=loss))
+
+        def on_a_rank():
+            distributed.hold_batch(dataclasses.replace(_Rows(), ranks="share"))
+            return m.coefficient(step)
+        with pytest.raises(ValueError, match="ranks the margins over the whole batch"):
+            distributed.simulate(on_a_rank, 2)
+        assert m.coefficient(step).abs().sum() > 0  # one process: computed
+
+
+@dataclasses.dataclass
+class _Rows:
+    ranks: str = None

@@ -267,6 +267,15 @@ PINNED = [
     ("nb11_preference", "q2", "_simpo_unmasked", "expected"),
     ("nb11_preference", "q3", "_kto_no_lam_u", "expected"),
     ("nb11_preference", "q3", "_kto_unmasked", "expected"),
+    # notebook 12: an all-zero GRPO group (beta = 0), a surrogate without coef.detach(), right padding after
+    # the end-of-turn token, and the chat rollout's mask and pi_ref of its own exercises
+    ("nb12_real_model", "q1", "_micro_live_rows", "coefficient is 0"),
+    ("nb12_real_model", "q1", "_micro_no_detach", "a gradient reaches `coef`"),
+    ("nb12_real_model", "q3", "_logp_to_row_end", "expected -0"),
+    ("nb12_real_model", "q4", "_mask_to_row_end", "expected 0"),
+    ("nb12_real_model", "q4", "_mask_without_end", "expected 1"),
+    ("nb12_real_model", "q5", "_ref_adapter_on", "expected"),
+    ("nb12_real_model", "q5", "_ref_no_attention_mask", "expected"),
 ]
 
 

@@ -29,7 +29,8 @@ def _finite(x):
 
 def test_registry_names_every_experiment():
     assert set(EXPERIMENTS) == {"figure7", "data-source", "noisy-reward", "reward-function", "policy-family",
-                                "preference-family", "real-model"}
+                                "preference-family", "real-model",
+                                "policy-family-peers"}  # the methods TRL and verl ship
 
 
 @pytest.mark.slow  # an end-to-end run of the experiment at the tiny preset
@@ -237,8 +238,8 @@ SUMMARISE = {"figure7": lambda r, b: figure7.summarise(r["k"], r["per_seed"], ge
                                                          r["seconds"]),
              "data-source": lambda r, b: data_source.summarise(r["per_seed"], get_preset(r["preset"]), b, r["seeds"],
                                                                r["seconds"], r["k"]),
-             "real-model": lambda r, b: real_model.summarise(r["k"], r["per_seed"], get_preset(r["preset"]), b, r["seeds"],
-                                                             r["seconds"])}
+             "real-model": lambda r, b: real_model.summarise(r["per_seed"], r["questions"], r["budgets_considered"],
+                                                             get_preset(r["preset"]), b, r["seeds"], r["seconds"])}
 MODULES = {"figure7": figure7, "data-source": data_source, "noisy-reward": noisy_reward,
            "reward-function": reward_function, "policy-family": policy_family, "preference-family": preference_family,
            "real-model": real_model}
@@ -396,13 +397,20 @@ def test_notebook_08_quotes_the_noisy_reward_readings():
 
 
 def test_notebook_12_quotes_the_shipped_real_model_run():
-    """Notebook 12's reading of the shipped real-model run quotes its after-training means ± spread."""
+    """Notebook 12's reading of the shipped Figure 7 run on SmolLM2 quotes its numbers and verdicts: the base
+    model's start, and per arm the differences at K = 1 and the largest K with both intervals and the verdict."""
     r = common.load_shipped("real-model")
-    assert r["preset"] == "cpu" and r["seeds"] == 3 and len(r["per_seed"]) == 3
+    assert r["preset"] == "cpu" and len(r["per_seed"]) == r["seeds"]
     text = _markdown("12_real_model")
-    quoted = [r["headline"][arm][key].split(" -> ")[1].split(" (")[0].replace(" +/- ", " ± ")
-              for arm in r["arms"] for key in ("greedy accuracy", "Maj@4", "Pass@4")]
-    quoted += [f"{r['after'][arm]['reply_chars']:.1f} ± {r['change'][arm]['reply_chars']['std']:.1f}" for arm in r["arms"]]
-    quoted += [f"{r['before']['greedy']:.3f}", f"{r['before']['reply_chars']:.1f}"]
+    K, base = r["k"][-1], r["mean"]["base"]
+    ci = lambda c, key: f"[{c[key][0]:+.3f}, {c[key][1]:+.3f}]"  # noqa: E731
+    quoted = [f"Pass@{K} {base['pass_at_k'][-1]:.3f}", f"Maj@{K} {base['maj_at_k'][-1]:.3f}",
+              f"{base['sampled_cut']:.1%} of its sampled replies"]
+    for arm in r["arms"]:
+        for key, k in (("pass_at_k", 1), ("pass_at_k", K), ("maj_at_k", K)):
+            c = r["change"][arm][key][r["k"].index(k)]
+            quoted.append(f"{c['mean']:+.3f} (95 % over seeds {ci(c, 'seeds_ci')}, over questions "
+                          f"{ci(c, 'questions_ci')}), {c['verdict']}")
+        quoted.append(r["change"][arm]["picture"]["sentence"])
     missing = [q for q in quoted if q not in text]
     assert not missing, f"notebook 12 does not quote {missing} from the shipped real-model run"

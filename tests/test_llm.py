@@ -196,3 +196,23 @@ def test_two_loads_at_once_convert_the_gguf_file_once(tmp_path, monkeypatch):
     for t in threads:
         t.join()
     assert len(calls) == 1 and got[0] == got[1] == calls[0]
+
+
+def test_the_gguf_readers_progress_bar_is_off_during_a_conversion(monkeypatch, tmp_path):
+    """In a notebook tqdm.auto draws a widget that no stderr redirect catches: the conversion turns it off."""
+    from transformers import modeling_gguf_pytorch_utils as reader
+
+    from unified_rl import llm
+    bars = []
+
+    def fake_load(*args, **kwargs):
+        bars.append(reader.tqdm(range(3), desc="Converting and de-quantizing GGUF tensors..."))
+        raise RuntimeError("stop here: only the bar is under test")
+
+    monkeypatch.setattr(llm, "need", lambda module, what: None)
+    monkeypatch.setattr(llm.AutoModelForCausalLM, "from_pretrained", fake_load)
+    monkeypatch.setattr("transformers.AutoTokenizer.from_pretrained", lambda *a, **k: None)
+    before = reader.tqdm
+    with pytest.raises(RuntimeError, match="stop here"):
+        llm.convert_gguf(str(tmp_path / "model.gguf"), str(tmp_path / "out"))
+    assert len(bars) == 1 and bars[0].disable and reader.tqdm is before

@@ -80,3 +80,33 @@ def test_findings_follow_the_table():
                                                            "x_chosen": {"mean": 0.5, "std": 0.0}}}}
     assert "IPO +0.500" in "\n".join(nb_preference.alignment_findings(planted))
     assert math.isclose(float(nb_preference.gc_falloff([0.0], 0.5, 1.0)["ipo"][0]), 1.0)
+
+
+# ---- the map of TRL's loss types and what the runs leave out, read from the registry
+
+def test_the_trl_map_has_one_row_per_loss_type_read_from_the_package(monkeypatch):
+    from unified_rl.coefficients import dpo_losses
+
+    assert set(nb_preference.TRL_GC) == set(dpo_losses.LOSS_TYPES)
+    rows = nb_preference.trl_map_rows().splitlines()
+    assert len(rows) == 2 + len(dpo_losses.LOSS_TYPES)
+    assert all(r.count(" | ") == 5 for r in rows[2:]), "a cell holds a stray |: the table breaks"
+    assert '`dpo_loss="sigmoid", dpo_norm="sum"`' in rows[2] and '"sigmoid_norm", dpo_norm="mean"' in rows[-1]
+    # a loss type the package gains must appear in the map, or fail here for want of its GC
+    monkeypatch.setattr(dpo_losses, "LOSS_TYPES", dpo_losses.LOSS_TYPES + ("new_loss",))
+    import pytest
+    with pytest.raises(KeyError, match="new_loss"):
+        nb_preference.trl_map_rows()
+
+
+def test_what_the_runs_leave_out_is_computed_from_the_registry(monkeypatch):
+    import dataclasses
+
+    from unified_rl import methods
+
+    assert nb_preference.family() == ("dpo",) + tuple(m.name for m in methods.PREFERENCE)
+    assert nb_preference.left_out(nb_preference.LIVE) == []
+    new = dataclasses.replace(methods.PREFERENCE[0], name="newpo")
+    monkeypatch.setattr(methods, "PREFERENCE", methods.PREFERENCE + (new,))
+    assert nb_preference.left_out(nb_preference.LIVE) == ["newpo"]  # a method registered later is named
+    assert nb_preference.left_out({"dpo", "kto"}) == ["ipo", "simpo", "orpo", "newpo"]

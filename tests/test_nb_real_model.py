@@ -31,7 +31,8 @@ def _measurement(greedy):
 def test_tables_show_every_measured_quantity_per_column():
     md = nb12.comparison_markdown({"before": _measurement(0.25), "after": _measurement(0.5)}, k=2)
     lines = md.splitlines()
-    assert len(lines) == 2 + len(nb12.ROWS) and "| Pass@2 | 0.400 | 0.400 |" in md
+    shown = sum(key in _measurement(0.25) for key, _ in nb12.ROWS)  # rows of quantities it was not given are left out
+    assert len(lines) == 2 + shown and shown == 7 and "| Pass@2 | 0.400 | 0.400 |" in md
     assert "| greedy accuracy | 0.250 | 0.500 |" in md
     assert "⏎" in nb12.examples_markdown(_measurement(0.25))  # a newline in a reply stays visible
     with pytest.raises(ValueError):
@@ -51,6 +52,35 @@ def test_trl_settings_are_ours_and_trl_accepts_them():
         config = GRPOConfig(output_dir=out, report_to="none", **g)
         DPOConfig(output_dir=out, report_to="none", **d)
     assert config.loss_type == "grpo" and config.use_bias_correction_kl is False
+    assert d["loss_type"] == "sigmoid_norm"  # eq 12 averages each reply's log-ratio over its tokens
+
+
+def test_trl_warmup_is_ours_one_step_behind_and_none_below_20_steps():
+    """transformers' constant_with_warmup against loop._warmup, step by step."""
+    from transformers import get_scheduler
+
+    from unified_rl.loop import _warmup
+    for steps in (12, 100):
+        w = nb12.trl_warmup(steps)
+        opt = torch.optim.SGD([torch.zeros(1, requires_grad=True)], lr=1.0)
+        sched = get_scheduler(w["lr_scheduler_type"], opt, num_warmup_steps=w["warmup_steps"], num_training_steps=steps)
+        theirs = []
+        for _ in range(steps):
+            theirs.append(opt.param_groups[0]["lr"])
+            opt.step()
+            sched.step()
+        ours = [_warmup(it, steps) for it in range(steps)]
+        if steps < 20:
+            assert theirs == ours == [1.0] * steps
+        else:
+            assert theirs[0] == 0.0 and theirs[1:] == pytest.approx(ours[:-1]) and ours[0] == 0.1
+
+
+def test_trl_lora_carries_rank_alpha_and_targets():
+    p = real_model.world(real_model.BUDGETS["gpu"])
+    assert nb12.trl_lora(p) == {"r": 16, "lora_alpha": 32, "lora_dropout": 0.0, "target_modules": "all-linear",
+                                "task_type": "CAUSAL_LM"}
+    assert nb12.trl_lora(real_model.world(real_model.BUDGETS["cpu"])) is None  # full fine-tuning
 
 
 def test_tables_and_exercises_follow_the_language():
@@ -64,7 +94,7 @@ def test_tables_and_exercises_follow_the_language():
         set_language("zh")
         md, examples = nb12.comparison_markdown(cols, k=2), nb12.examples_markdown(cols["before"])
         assert "| 贪心解码准确率 | 0.250 |" in md and "| Pass@2 | 0.400 |" in md and "@K" not in md
-        assert len(md.splitlines()) == 2 + len(nb12.ROWS)
+        assert len(md.splitlines()) == 2 + 7
         assert examples == "- *What is 1 + 2?*（答案 3）→ `1 + 2 = 3 ⏎ ok` ✓"
         assert ex.q1.title.startswith("Q1：") and "`x @ weight.T`" in ex.q2.hints[0] and "冻结" in ex.q2.hints[0]
     finally:

@@ -121,7 +121,8 @@ BEFORE = {
                       "response length (tokens),\nmean of the last 10 steps", "response length over training"],
     "preference-family": ["step", "held-out greedy accuracy", "accuracy during training", "log-ratio to the SFT model",
                           "fixed pairs: x⁺ solid, x⁻ dashed"],
-    "real-model": ["held-out greedy accuracy", "each seed (grey)", "mean", "before", "K", "Maj@K", "Pass@K"],
+    "real-model": ["Figure 7 on SmolLM2-135M-Instruct: 3 seed(s), 48 held-out sums, 64 samples, T = 0.7",
+                   "base model", "K", "Maj@K", "Pass@K"],
 }
 IDENTIFIERS = {"GRPO: sft-questions", "GRPO: unseen-questions", "GRPO: harder-questions", "GRPO: harder-process"}
 IDENTIFIERS |= {f"{arm}: x⁺" for arm in ("dpo", "ipo", "simpo", "kto", "orpo", "sft-on-chosen", "dpo-fast")}  # arm: symbol
@@ -232,6 +233,11 @@ def test_every_package_translation_is_used_and_agrees_with_the_merged_table():
     asked_c, translator = recorded(SENTENCES)
     text.set_translator(translator)
     str(figure7.change([0.1, 0.2])), str(common.load_shipped("figure7")["loaded_from"])
+    from unified_rl.experiments import paired
+    up, flat, down = "raised", "no clear change", "lowered"
+    for p_v, m_v in (([up, flat], [up, up]), ([up, down], [up, up]), ([flat, flat], [up, up]), ([up, down], [flat, flat]),
+                     ([up, up], [up, up]), (["no verdict from 2 seed(s) (needs 3)"] * 2, [up, up])):
+        str(paired.picture(p_v, m_v)["sentence"])  # every picture the real-model experiment can name
     used = {template for template, _ in asked + asked_c}
     assert not set(SENTENCES) - used, f"translations nothing uses: {sorted(set(SENTENCES) - used)}"
     assert all(ALL_SENTENCES[en] == zh for en, zh in SENTENCES.items())

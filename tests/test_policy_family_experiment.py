@@ -28,6 +28,18 @@ def test_tiny_run_writes_every_arm(tmp_path):
     assert "provenance" in on_disk and EXPERIMENTS["policy-family"] is policy_family.run
 
 
+@pytest.mark.slow  # an end-to-end run of the peers' comparison at the tiny preset
+def test_tiny_peers_run_writes_its_own_result(tmp_path):
+    result = policy_family.run_peers("tiny", str(tmp_path), seeds=1, progress=False)
+    with open(os.path.join(tmp_path, "policy-family-peers.json")) as f:
+        on_disk = json.load(f)
+    assert on_disk["experiment"] == "policy-family-peers" and on_disk["arms"] == ["grpo", "sapo", "gpg", "gdpo"]
+    assert all(math.isfinite(result["table"][a]["accuracy"]["mean"]) for a in on_disk["arms"])
+    assert EXPERIMENTS["policy-family-peers"] is policy_family.run_peers
+    assert set(policy_family.PEER_METHODS) - {"grpo"} == {"sapo", "vespo", "luspo", "gmpo", "clip-cov", "kl-cov",
+                                                          "gpg", "opo", "grpo-passk", "gdpo"}
+
+
 @pytest.mark.parametrize("kw, words", [(dict(methods=("grpo", "trpo")), "unknown method"),
                                        (dict(rl_steps=0), "rl_steps"), (dict(colour="red"), "unknown budget field")])
 def test_bad_budgets_fail_before_training(tmp_path, kw, words):

@@ -76,7 +76,8 @@ def test_labelled_samples_are_unpaired_with_shifted_mismatched_rows():
 
 def test_settings_are_set_through_train():
     run = train("kto", preset="tiny", steps=1, kto_lam_d=2.5, kto_beta=0.3, progress=False)
-    assert run.summary["hparams"] == {"kto_beta": 0.3, "kto_lam_d": 2.5, "kto_lam_u": 1.0}
+    assert run.summary["hparams"] == {"kto_beta": 0.3, "kto_lam_d": 2.5, "kto_lam_u": 1.0, "kto_loss": "kto",
+                                      "kto_norm": "mean"}
     with pytest.raises(ValueError, match="unknown setting"):
         train("kto", preset="tiny", steps=1, ipo_tau=1.0, progress=False)
 

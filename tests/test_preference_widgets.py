@@ -57,3 +57,26 @@ def test_every_slider_keeps_a_usable_track():
     for name, control in ex.controls.items():
         assert len(control.description) <= SHORT, name  # a longer one moves to a label above the slider
     assert ex.controls["logp_rejected"].url_label  # the one long description
+
+
+# ---- the explorer of TRL's DPO loss types
+
+def test_the_loss_type_explorer_shows_the_package_gcs_and_the_notebooks_facts():
+    from unified_rl.coefficients.dpo_losses import LOSS_TYPES, dpo_loss
+    from unified_rl.course.widgets_preference import dpo_loss_explorer
+
+    ex = dpo_loss_explorer(loss_type="robust", beta=0.5)
+    with ex.hold():
+        ex.controls["margin"].value, ex.controls["s_minus"].value = 4.0, -1.0
+    assert ex.error is None and set(LOSS_TYPES) <= set(ex.data)
+    one = torch.ones(1, 1, dtype=torch.float64)
+    for loss in LOSS_TYPES:  # each value shown is coefficients.dpo_loss on a pair of one-token responses
+        want = dpo_loss(loss, 3.0 * one, 0 * one, one, -1.0 * one, 0 * one, one, 0.5, norm="mean",
+                        label_smoothing=ex.controls["label_smoothing"].value,
+                        discopop_tau=ex.controls["discopop_tau"].value)
+        assert ex.data[loss] == (want[0].item(), want[1].item()), loss
+    gc = {loss: ex.data[loss][0] for loss in LOSS_TYPES}
+    assert gc["hinge"] == 0 < gc["sigmoid"] and gc["ipo"] < 0 < gc["sigmoid"] < gc["robust"]
+    assert gc["nca_pair"] < 0 and gc["apo_down"] < 0
+    ex.controls["label_smoothing"].value = 0.45  # robust's floor beta eps / (1 - 2 eps) grows with eps
+    assert ex.data["robust"][0] > 0.5 * 0.45 / 0.1

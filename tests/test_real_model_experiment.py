@@ -1,18 +1,25 @@
-"""The real-model experiment end to end on a tiny random Llama chat model (seconds), its arguments,
-and on-policy DPO's pair source (pairs of the current policy, not of the frozen start)."""
+"""The real-model Figure 7 experiment end to end on a tiny random Llama chat model (seconds): its result,
+its parts (a killed run continues; another budget's part is refused), its sampler of many replies
+against a teacher-forced reference, its intervals and verdicts, the mixed question pool, and
+on-policy DPO's pair source (pairs of the current policy, not of the frozen start)."""
 
 import dataclasses
 import json
 import os
 
+import numpy as np
 import pytest
 import torch
 from _tiny_llm import save_tiny
 
 from unified_rl import words
 from unified_rl.data import PolicyPairs, PreferencePairs, core
-from unified_rl.experiments import EXPERIMENTS, real_model as RM
+from unified_rl.experiments import EXPERIMENTS, answers, paired, real_model as RM
 from unified_rl.lab import make_lab
+from unified_rl.llm import load_pretrained
+from unified_rl.metrics import maj_at_k, pass_at_k
+from unified_rl.sampling import sample, stop_ids
+from unified_rl.tokenizer import encode_problems
 
 
 @pytest.fixture(scope="module")
@@ -27,31 +34,52 @@ def coin_parser(monkeypatch):
     monkeypatch.setattr(words.WordProblem, "parse", lambda self, text: self.answer if len(text) % 2 else None)
 
 
-def test_tiny_run_writes_before_and_after_of_each_arm(tmp_path, tiny_folder, coin_parser):
-    result = RM.run("tiny", str(tmp_path), seeds=1, progress=False, model=tiny_folder)
+def test_tiny_run_writes_every_model_per_seed_and_a_comparison_per_k(tmp_path, tiny_folder, coin_parser):
+    result = RM.run("tiny", str(tmp_path), seeds=3, progress=False, model=tiny_folder)
     with open(os.path.join(tmp_path, "real-model.json")) as f:
         on_disk = json.load(f)
     assert EXPERIMENTS["real-model"] is RM.run and "provenance" in on_disk
     assert os.path.exists(os.path.join(tmp_path, "real-model.png"))
     assert on_disk["arms"] == result["arms"] == ["grpo", "dpo-on-policy"] and on_disk["k"] == [1, 2]
-    seed = on_disk["per_seed"][0]
-    for m in [seed["before"], *seed["after"].values()]:
-        assert 0 <= m["greedy"] <= 1 and m["reply_chars"] >= 0 and len(m["examples"]) == 2
-        shares = m["strict_share"] + m["lenient_only_share"] + m["unparsed_share"]
-        assert shares == pytest.approx(1.0)
-        assert len(m["pass_at_k"]) == len(m["maj_at_k"]) == 2 and len(m["hits"]) == 2
+    assert set(on_disk["budgets_considered"]) == {"4", "6"} and len(on_disk["questions"]) == 4
+    for seed in on_disk["per_seed"]:
+        for m in RM.MODELS:
+            x = seed[m]
+            assert 0 <= x["greedy"] <= 1 and 0 <= x["greedy_cut"] <= 1 and 0 <= x["sampled_cut"] <= 1
+            assert len(x["tallies"]) == 4 and all(sum(c for _, c in t) == 2 for t in x["tallies"])
+            # the stored means are the exact estimators of the stored tallies
+            q = on_disk["questions"]
+            want = [np.mean([RM.question_curves(t, p["answer"], [1, 2])[i][j] for t, p in zip(x["tallies"], q)])
+                    for i in (0, 1) for j in (0, 1)]
+            assert [*x["pass_at_k"], *x["maj_at_k"]] == pytest.approx(want)
     for arm in RM.ARMS:
-        assert len(seed["curves"][arm]) == 1  # the tiny budget trains one step per arm
-        for key in RM.METRICS:
-            c = on_disk["change"][arm][key]
-            assert c["verdict"].startswith("no verdict from 1 seed")  # one seed decides nothing
-            before, after = RM._value(seed["before"], key), RM._value(seed["after"][arm], key)
-            assert c["per_seed"] == [pytest.approx(after - before)]
-    head, rows = RM.table(on_disk)
-    assert head == ["metric", "before", "grpo", "dpo-on-policy"] and rows[0][1] == seed["before"]["greedy"]
+        for key in ("pass_at_k", "maj_at_k"):
+            for i, c in enumerate(on_disk["change"][arm][key]):
+                per_seed = [s[arm][key][i] - s["base"][key][i] for s in on_disk["per_seed"]]
+                assert c["per_seed"] == pytest.approx(per_seed) and c["mean"] == pytest.approx(np.mean(per_seed))
+                assert c["seeds_ci"][0] <= c["mean"] <= c["seeds_ci"][1]
+                assert c["verdict"] in ("raised", "lowered", "no clear change")
+        assert set(on_disk["change"][arm]["picture"]) >= {"paper", "yue", "sentence"}
 
 
-@pytest.mark.parametrize("kw, text", [(dict(grpo_steps=0), "grpo_steps"), (dict(k_problems=9), "k_problems"),
+def test_a_killed_run_continues_from_its_parts_and_refuses_another_budgets(tmp_path, tiny_folder, coin_parser,
+                                                                          monkeypatch):
+    RM.run("tiny", str(tmp_path / "a"), seeds=1, progress=False, model=tiny_folder)
+    parts = sorted(os.listdir(tmp_path / "a" / "real-model.parts"))
+    assert parts == ["base-budgets.json", "seed0-base.json", "seed0-dpo-on-policy.json", "seed0-grpo.json"]
+    os.remove(tmp_path / "a" / "real-model.json")  # as if killed before the end
+    monkeypatch.setattr(RM, "train", lambda *a, **k: pytest.fail("a finished part was computed again"))
+    again = RM.run("tiny", str(tmp_path / "a"), seeds=1, progress=False, model=tiny_folder)
+    assert again["per_seed"][0]["grpo"]["tallies"]  # read back from its part
+    with pytest.raises(ValueError, match="base-budgets.json was made with another budget"):
+        RM.run("tiny", str(tmp_path / "a"), seeds=1, progress=False, model=tiny_folder, samples=4)
+    # the base model's parts do not depend on the training budget; a trained model's part does
+    with pytest.raises(ValueError, match="seed0-grpo.json was made with another budget"):
+        RM.run("tiny", str(tmp_path / "a"), seeds=1, progress=False, model=tiny_folder, grpo_steps=2)
+
+
+@pytest.mark.parametrize("kw, text", [(dict(grpo_steps=0), "grpo_steps"), (dict(samples=1), "samples"),
+                                      (dict(max_new_tokens=5), "budgets_considered"),
                                       (dict(colour="red"), "unknown budget field")])
 def test_bad_budgets_fail_before_any_model_loads(tmp_path, kw, text):
     with pytest.raises(ValueError, match=text):
@@ -64,6 +92,123 @@ def test_parse_shares_tell_strict_from_lenient_from_none():
     with pytest.raises(ValueError):
         RM.parse_shares([])
 
+
+def test_question_curves_are_the_estimators_on_the_expanded_answers():
+    t = RM.tally(["7", "7", None, "8", "7", "9"])
+    assert t == [["7", 3], ["8", 1], ["9", 1], [None, 1]]
+    p, m = RM.question_curves(t, "7", [1, 2, 4])
+    answers = ["7", "7", "7", None, "8", "9"]
+    assert p == [pass_at_k(6, 3, k) for k in (1, 2, 4)] and m == [maj_at_k(answers, "7", k) for k in (1, 2, 4)]
+
+
+# the sampler of many replies: the trainer's sampler's distribution, at a fraction of its cost
+
+@pytest.fixture(scope="module")
+def tiny(tiny_folder):
+    return load_pretrained(tiny_folder, "float64")
+
+
+def test_greedy_replies_equal_the_trainers_sampler(tiny):
+    tokenizer, model = tiny
+    problems = words.WordsTask(digits=2).splits(0, 3, seed=0)[1]
+    r = sample(model, tokenizer, problems, greedy=True, max_new_tokens=7)
+    for i, p in enumerate(problems):
+        x = answers.replies(model, tokenizer, p, 3, 7, greedy=True)
+        assert x.texts == [r.texts[i]] * 3 and x.tokens == [int(r.response_lengths[i])] * 3
+
+
+def test_rows_that_end_leave_the_batch_without_disturbing_the_others(tiny, monkeypatch):
+    """Row r picks its (r mod 3)-th most likely token that is not the end (so the rows' prefixes, and
+    their caches, differ) and ends at step r: after each drop the remaining rows must still decode
+    what a full forward pass over their own prefix (no cache) gives, token and distribution alike."""
+    tokenizer, model = tiny
+    stops = stop_ids(model, tokenizer)
+    eos, n = stops[0], 5
+    calls, seen = {"step": 0}, {}
+
+    def ranked(logits, r):
+        order = logits.argsort(descending=True).tolist()
+        return [t for t in order if t not in stops][r % 3]
+
+    def scripted(probs, num_samples):
+        s = calls["step"]
+        calls["step"] += 1
+        rows = range(s, n)  # row r has ended at step r, so the rows alive at step s are s .. n-1
+        seen.update({(r, s): probs[j] for j, r in enumerate(rows)})
+        return torch.tensor([[eos if r == s else ranked(probs[j].log(), r)] for j, r in enumerate(rows)])
+
+    monkeypatch.setattr(torch, "multinomial", scripted)
+    problem = words.WordsTask(digits=1).splits(0, 1, seed=0)[1][0]
+    got = answers.replies(model, tokenizer, problem, n, max_new_tokens=8, temperature=1.0)
+    prompt = torch.tensor(encode_problems(tokenizer, [problem]))  # (1, P)
+    for r in range(n):
+        ids = prompt
+        for step in range(r + 1):  # the reference: one full forward pass per token, no cache
+            with torch.no_grad():
+                logits = model(input_ids=ids).logits[0, -1]  # (V,)
+            assert (seen[r, step] - logits.softmax(-1)).abs().max() < 1e-9  # float64: the same distribution
+            if step < r:
+                ids = torch.cat([ids, torch.tensor([[ranked(logits, r)]])], 1)
+        want = tokenizer.decode(ids[0, prompt.shape[1]:].tolist(), skip_special_tokens=True)
+        assert got.texts[r] == want and got.tokens[r] == r + 1 and not got.cut[r]
+
+
+def test_replies_cut_by_the_budget_are_marked(tiny):
+    tokenizer, model = tiny
+    problem = words.WordsTask(digits=1).splits(0, 1, seed=0)[1][0]
+    x = answers.replies(model, tokenizer, problem, 4, max_new_tokens=2, temperature=1.0)
+    assert all(t == 2 for c, t in zip(x.cut, x.tokens) if c) and all(t <= 2 for t in x.tokens)
+    with pytest.raises(ValueError):
+        answers.replies(model, tokenizer, problem, 0, 2)
+
+
+# intervals, verdicts, pictures
+
+def test_intervals_and_verdicts_follow_the_data():
+    rng = np.random.default_rng(0)
+    base = rng.uniform(0, 0.5, (3, 40))
+    up = paired.compare(base, base + 0.2 + rng.normal(0, 0.01, (3, 40)))
+    assert up["verdict"] == "raised" and up["questions_ci"][0] > 0 and up["seeds_ci"][0] > 0
+    d = np.array(up["per_seed"])
+    half = 4.303 * d.std(ddof=1) / np.sqrt(3)  # t(0.975, 2)
+    assert up["seeds_ci"] == pytest.approx([d.mean() - half, d.mean() + half])
+    assert paired.compare(base, base - 0.2)["verdict"] == "lowered"
+    noise = paired.compare(base, base + rng.normal(0, 0.2, (3, 40)))
+    assert noise["verdict"] == "no clear change"
+    # one seed far off: the questions agree but the seeds do not, so no verdict either way
+    split = base.copy()
+    split[0] += 0.3
+    split[1:] -= 0.01
+    assert paired.compare(base, split)["verdict"] == "no clear change"
+    assert paired.compare(base[:2], base[:2] + 0.2)["verdict"].startswith("no verdict from 2 seed")
+    with pytest.raises(ValueError):
+        paired.compare(base, base[:, :3])
+
+
+@pytest.mark.parametrize("pass_v, maj_v, paper, yue", [
+    (["raised", "no clear change"], ["raised", "raised"], True, True),
+    (["no clear change", "no clear change"], ["raised", "raised"], True, False),
+    (["raised", "lowered"], ["raised", "no clear change"], False, True),
+    (["raised", "raised"], ["raised", "raised"], False, False),
+])
+def test_pictures(pass_v, maj_v, paper, yue):
+    p = paired.picture(pass_v, maj_v)
+    assert (p["paper"], p["yue"]) == (paper, yue) and p["sentence"]
+    assert p["overtaken"] == (pass_v[-1] == "lowered")
+
+
+def test_mixed_task_takes_equal_shares_of_disjoint_splits():
+    t = words.MixedTask((words.WordsTask(digits=1), words.WordsTask(digits=2)))
+    train, test = t.splits(10, 7, seed=3)
+    assert len(train) == 10 and len(test) == 7 and (train, test) == t.splits(10, 7, seed=3)
+    digits = [max(len(x) for x in p.prompt[8:-1].split(" + ")) for p in test]
+    assert sorted(digits) == [1, 1, 1, 1, 2, 2, 2]
+    assert not {p.prompt for p in train} & {p.prompt for p in test}
+    with pytest.raises(ValueError):
+        words.MixedTask(())
+
+
+# on-policy DPO's pairs
 
 def _lab(folder):
     p = RM.world(dataclasses.replace(RM.BUDGETS["tiny"], model=folder))

@@ -30,6 +30,7 @@ from unified_rl.methods import METHODS
 from unified_rl.rewards import process_rewards
 from unified_rl.sampling import rollout_from_texts
 from unified_rl.trainer import train
+from _reference_peers import PEER_OVERRIDES, PEER_REFERENCE, PEER_SCORES
 
 TOL = 1e-10  # relative to the largest gradient entry: float64 round-off is ~1e-15
 GAMMA, LAM, BETA, LR = 0.9, 0.7, 0.1, 3e-3  # gamma != 1, lam != 0.95 and gamma != lam: a swap shows
@@ -121,6 +122,8 @@ def halves(x):
 
 
 def ref_dpo(c):  # eq 12: log sigmoid(beta x+ - beta x-), x the length-normalised log-ratio
+    if (c.hp.dpo_loss, c.hp.dpo_norm) not in (("sigmoid", "mean"), ("sigmoid_norm", "mean"), ("sigmoid_norm", "sum")):
+        return ref_dpo_loss(c)  # TRL's other loss types (below)
     x = seq_mean(c.lp - c.ref, c.m)
     xc, xr = halves(x)
     b = c.cfg.dpo_beta
@@ -139,8 +142,11 @@ def ref_simpo(c):  # SimPO eq 6: no reference, mean log-prob, target margin gamm
 
 
 def ref_kto(c):  # KTO 4.1: B labelled rows, then B mismatched rows that only give z0
-    x, x_kl = halves(seq_mean(c.lp - c.ref, c.m))
+    ratio = (c.lp - c.ref) * c.m
+    x, x_kl = halves(ratio.sum(-1) if c.hp.kto_norm == "sum" else seq_mean(c.lp - c.ref, c.m))
     z0 = torch.clamp(x_kl.detach().mean(), min=0.0)
+    if c.hp.kto_loss == "apo_zero_unpaired":  # APO-zero, unpaired: no reference point
+        z0 = 0.0
     desirable = halves(c.r)[0] > 0.5
     hp = c.hp
     v = torch.where(desirable, hp.kto_lam_d * sigmoid(hp.kto_beta * (x - z0)),
@@ -258,10 +264,54 @@ def ref_remax(c):  # rows (sampled, greedy): REINFORCE on the sampled row, the g
     return -(clipped(ratio, adv, eps, eps) * c.m[0::2]).sum() / len(adv)
 
 
+# ---- TRL 1.16's DPO loss types, each from its paper's loss (arXiv numbers in
+# objectives/dpo_losses.py), on summed (the papers') or per-token mean (eq 12's) log-ratios
+
+def ref_dpo_loss(c):
+    hp, b = c.hp, c.cfg.dpo_beta
+    mean = hp.dpo_norm == "mean"
+
+    def score(x):  # (B,) per response
+        return seq_mean(x, c.m) if mean else (x * c.m).sum(-1)
+    sc, sr = halves(score(c.lp - c.ref))
+    u, eps, e = b * (sc - sr), hp.dpo_label_smoothing, math.e
+    kind = hp.dpo_loss
+    if kind == "sft":
+        mc = halves(c.m)[0]
+        lc = halves(c.lp)[0]
+        return -(lc * mc).sum() / mc.sum() if not mean else -seq_mean(lc, mc).mean()
+    if kind == "aot":  # sort the policy's and the reference's margins apart, pair them by rank
+        pc, pr = halves(score(c.lp))
+        rc, rr = halves(score(c.ref))
+        d = torch.sort(pc - pr).values - torch.sort(rc - rr).values
+        return (-(1 - eps) * log_sigmoid(b * d) - eps * log_sigmoid(-b * d)).mean()
+    if kind == "aot_unpaired":
+        d = torch.sort(sc).values - torch.sort(sr).values
+        return (-(1 - eps) * log_sigmoid(b * d) - eps * log_sigmoid(-b * d)).mean()
+    per_pair = {
+        "sigmoid": lambda: -log_sigmoid(u),
+        "hinge": lambda: torch.clamp(1 - u, min=0),
+        "ipo": lambda: (sc - sr - 1 / (2 * b)) ** 2,
+        "exo_pair": lambda: sigmoid(u) * (log_sigmoid(u) - math.log(1 - eps))
+                            + sigmoid(-u) * (log_sigmoid(-u) - math.log(eps)),
+        "nca_pair": lambda: -log_sigmoid(b * sc) - log_sigmoid(-b * sc) / 2 - log_sigmoid(-b * sr) / 2,
+        "robust": lambda: (-(1 - eps) * log_sigmoid(u) + eps * log_sigmoid(-u)) / (1 - 2 * eps),
+        "bco_pair": lambda: -log_sigmoid(b * sc) - log_sigmoid(-b * sr),
+        "sppo_hard": lambda: (sc - 0.5 / b) ** 2 + (sr + 0.5 / b) ** 2,
+        "apo_zero": lambda: 1 - sigmoid(b * sc) + sigmoid(b * sr),
+        "apo_down": lambda: sigmoid(b * sc) + 1 - sigmoid(u),
+        "discopop": lambda: -log_sigmoid(u) * (1 - sigmoid(u / hp.dpo_discopop_tau))
+                            + e ** (-u) * sigmoid(u / hp.dpo_discopop_tau),
+    }
+    return per_pair[kind]().mean()
+
+
 REFERENCE = {"sft": ref_sft, "rft": ref_rft, "online-rft": ref_rft, "dpo": ref_dpo, "ppo": ref_ppo,
              "grpo": ref_grpo, "grpo-process": ref_grpo_process, "ipo": ref_ipo, "simpo": ref_simpo,
              "kto": ref_kto, "orpo": ref_orpo, "dr-grpo": ref_dr_grpo, "dapo": ref_dapo, "gspo": ref_gspo,
              "cispo": ref_cispo, "rloo": ref_rloo, "reinforce++": ref_reinforce_pp, "remax": ref_remax}
+# -- the methods TRL and verl ship, referenced in tests/_reference_peers.py
+REFERENCE.update(PEER_REFERENCE)
 
 
 # ---------------------------------------------------------------- one batch, one update of the package
@@ -303,6 +353,8 @@ def scores_for(B, G, name, gen):
     r[0::G], r[1::G] = 1.0, 0.0
     if name == "dapo":  # its overlong shaping gives fractional rewards
         r[2::G] -= 0.5
+    if name in PEER_SCORES:  # GDPO's reward columns
+        return PEER_SCORES[name](r, gen)
     return r
 
 
@@ -332,7 +384,7 @@ def overrides_for(name):
     if METHODS[name].section == "sft":
         return {"lr": LR}
     # GSPO's 3e-4 clips every sequence of the second update (each moved 3-40 %): a range that binds on some
-    own = {"gspo": {"gspo_clip_eps": 0.1, "gspo_clip_eps_high": 0.15}}
+    own = {"gspo": {"gspo_clip_eps": 0.1, "gspo_clip_eps_high": 0.15}, **PEER_OVERRIDES}
     return {"lr": LR, "epochs": 2, "gamma": GAMMA, "lam": LAM, "beta": BETA, **own.get(name, {})}
 
 
@@ -404,10 +456,10 @@ def package_updates(name, lab, batch, scores, monkeypatch, critic_seed=3, overri
     return updates, (critics[0] if critics else None)
 
 
-def reference_update(name, lab, batch, scores, updates, critic, k):
-    """The reference's gradient of update k (0: on-policy, 1: the batch reused)."""
+def reference_update(name, lab, batch, scores, updates, critic, k, settings=None):
+    """The reference's gradient of update k (0: on-policy, 1: the batch reused); settings: extra overrides."""
     m = METHODS[name]
-    preset, hp = wiring.configure(m, lab.preset, overrides_for(name))
+    preset, hp = wiring.configure(m, lab.preset, {**overrides_for(name), **(settings or {})})
     model = copy.deepcopy(lab.policy)
     model.load_state_dict(updates[k].policy)
     first = copy.deepcopy(lab.policy)
@@ -445,16 +497,18 @@ def rel_diff(got, want):
     return d / scale
 
 
-def compare(name, monkeypatch, seed=0):
-    """{what: relative difference} of the package's updates against the reference."""
+def compare(name, monkeypatch, seed=0, settings=None):
+    """{what: relative difference} of the package's updates against the reference (settings: the
+    method's options, e.g. {"dpo_loss": "hinge"}, on top of overrides_for(name))."""
     gen = torch.Generator().manual_seed(seed)
     lab = lab_of(seed)
     batch = batch_for(name, lab, gen)
     scores = scores_for(len(batch), batch.group_size, name, gen)
-    updates, critic = package_updates(name, lab, batch, scores, monkeypatch)
+    updates, critic = package_updates(name, lab, batch, scores, monkeypatch,
+                                      overrides={**overrides_for(name), **(settings or {})})
     out = {}
     for k, u in enumerate(updates):
-        want = reference_update(name, lab, batch, scores, updates, critic, k)
+        want = reference_update(name, lab, batch, scores, updates, critic, k, settings)
         out[f"grad{k}"] = rel_diff(u.grad, want["grad"])
         if critic is not None:
             out[f"critic_grad{k}"] = rel_diff(u.critic_grad, want["critic_grad"])
@@ -582,4 +636,35 @@ def test_a_pi_old_refreshed_at_every_update_is_caught(monkeypatch):
                          step_of(prep, logp, logp.detach(), cfg, hp))
         d = caught("grpo", mp)
     assert d > 1e-6, d
+
+
+# ---- every option of DPO (TRL's loss types, summed or mean log-ratios) and of
+# KTO, one update each against the reference above; and a slip between the two conventions is caught
+
+def _preference_options():
+    from unified_rl.coefficients.dpo_losses import LOSS_TYPES, NORMS
+    dpo = [{"dpo_loss": t, "dpo_norm": n, "dpo_label_smoothing": 0.1} for t in LOSS_TYPES for n in NORMS
+           if (t, n) not in (("sigmoid", "mean"), ("sigmoid_norm", "sum"))]  # the default is tested above
+    kto = [{"kto_loss": t, "kto_norm": n} for t in ("kto", "apo_zero_unpaired") for n in ("mean", "sum")
+           if (t, n) != ("kto", "mean")]
+    return dpo + kto
+
+
+@pytest.mark.parametrize("settings", _preference_options(), ids=lambda s: "-".join(str(v) for v in s.values()))
+def test_every_preference_option_equals_the_reference(settings, monkeypatch):
+    name = "dpo" if "dpo_loss" in settings else "kto"
+    diffs, n = compare(name, monkeypatch, settings=settings)
+    assert n == 2 and max(diffs.values()) < TOL, diffs
+
+
+def test_a_coefficient_on_the_other_norm_is_caught(monkeypatch):
+    """The negative control: DPO's hinge and KTO computed on mean log-ratios when the run asks for sums."""
+    from unified_rl.methods import paper, preference
+    settings = {"dpo": {"dpo_loss": "hinge", "dpo_norm": "sum"}, "kto": {"kto_norm": "sum"}}
+    with monkeypatch.context() as mp:
+        mp.setattr(paper, "_loss_settings", lambda step: dict(norm="mean", label_smoothing=0.1, discopop_tau=0.05))
+        real = preference.C.kto
+        mp.setattr(preference.C, "kto", lambda *a, norm="mean", **k: real(*a, norm="mean", **k))
+        d = {n: max(compare(n, mp, settings=s)[0].values()) for n, s in settings.items()}
+    assert min(d.values()) > 1e-6, d
 

@@ -289,18 +289,27 @@ def unreached_settings(name):
     choice = {k: [v] + _choices(k, v, f) for k, (v, f) in settings.items() if isinstance(v, str)}
     contexts = [dict(zip(choice, values)) for values in itertools.product(*choice.values())]
 
-    def grads(over):
-        return gradients(name, lab, batch, scores, Recorder(), over)
-    unreached = []
-    for key, (value, f) in sorted(settings.items()):
-        if key in choice:
-            first, *rest = [grads({key: v}) for v in choice[key]]
-            reached = any(_differ(first, g) for g in rest)
-        else:
-            reached = any(_differ(grads(ctx), grads({**ctx, key: other}))
-                          for ctx in contexts for other in _choices(key, value, f))
-        if not reached:
-            unreached.append(key)
+    def unreached_on(lab, keys):
+        def grads(over):
+            return gradients(name, lab, batch, scores, Recorder(), over)
+        unreached = []
+        for key in keys:
+            value, f = settings[key]
+            if key in choice:
+                first, *rest = [grads({key: v}) for v in choice[key]]
+                reached = any(_differ(first, g) for g in rest)
+            else:
+                reached = any(_differ(grads(ctx), grads({**ctx, key: other}))
+                              for ctx in contexts for other in _choices(key, value, f))
+            if not reached:
+                unreached.append(key)
+        return unreached
+    unreached = unreached_on(lab, sorted(settings))
+    if unreached:  # a setting that acts only in some states (KTO's loss type only where its reference point z0,
+        # clamped at 0, is above 0) is tried again with pi_theta and pi_ref exchanged: every log-ratio flips sign
+        swapped = dataclasses.replace(lab, policy=copy.deepcopy(lab.ref).requires_grad_(True),
+                                      ref=copy.deepcopy(lab.policy).eval().requires_grad_(False))
+        unreached = unreached_on(swapped, unreached)
     return sorted(recorder.read), unreached
 
 

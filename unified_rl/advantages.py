@@ -10,6 +10,10 @@
 - Later baselines: r - mean(r) without the std (Dr. GRPO, arXiv 2503.20783); the leave-one-out
   r_i - mean_{j != i} r_j (RLOO, arXiv 2402.14740); returns-to-go normalised over the whole batch
   (REINFORCE++, arXiv 2501.03262).
+- As TRL and verl configure them: the centred reward divided by the group's std, the batch's or
+  nothing (`scaled`, TRL's scale_rewards); GPG's alpha (r - mean) (arXiv 2504.02546); OPO's
+  length-weighted baseline (arXiv 2505.23585); Pass@k training's best-of-group advantage (arXiv
+  2503.19595); GDPO's reward-decoupled normalisation (arXiv 2601.05242).
 """
 
 import torch
@@ -174,3 +178,112 @@ def gae(rewards, values, mask, gamma, lam):
         next_value = values[:, t]
     adv = adv.detach()
     return adv, (adv + values) * mask
+
+
+SCALES = ("group", "batch", "none")  # TRL's scale_rewards
+
+
+def scaled(rewards, group_size, scale="group", eps=1e-6, across=None):
+    """r - group mean, divided by (its group's std + eps) ("group": GRPO), by (the whole batch's reward
+    std + eps) ("batch": PPO Lite, arXiv 2508.08221) or by nothing ("none": Dr. GRPO). (B,) -> (B,)
+    across: the rows are one rank's share; the batch's std is then every rank's (distributed.across).
+
+    >>> scaled(torch.tensor([1., 0., 1., 1.]), group_size=2, scale="batch")  # batch std 0.5
+    tensor([ 1.0000, -1.0000,  0.0000,  0.0000])
+    """
+    if scale not in SCALES:
+        raise ValueError(f"unknown scale_rewards {scale!r}; choose one of {', '.join(SCALES)}")
+    if scale == "group":
+        return group_relative(rewards, group_size, eps)
+    centred = group_centred(rewards, group_size)
+    if scale == "none":
+        return centred
+    eps = _checks.scalar(eps, "eps", low=0.0)
+    r, dtype = _groups_of(rewards, group_size)
+    x = r.flatten()
+    if across is not None:  # the batch's rewards, in one process's order
+        x, _ = across.gather(x)
+    std = x.std() if x.numel() > 1 else torch.zeros((), dtype=x.dtype)  # sample std of every reward
+    return (centred.double() / (std + eps)).to(dtype)
+
+
+def gpg(rewards, group_size, count="nonzero-advantage", across=None):
+    """GPG (arXiv 2504.02546): alpha (r - group mean), no std, alpha = B / (the samples that count).
+
+    count="nonzero-advantage": the samples whose advantage is not 0, B - M with M the samples of groups
+    whose rewards are all equal (the paper's correction for the zero-gradient groups);
+    count="nonzero-reward": the samples whose reward is not 0 (verl's compute_gpg_outcome_advantage).
+    across: the rows are one rank's share; B and the count are then every rank's.
+    >>> gpg(torch.tensor([1., 0., 1., 1.]), group_size=2)  # one group of signal: alpha = 4/2
+    tensor([ 1., -1.,  0.,  0.])
+    """
+    centred = group_centred(rewards, group_size)
+    r, dtype = _groups_of(rewards, group_size)
+    counted = {"nonzero-advantage": centred, "nonzero-reward": r.flatten()}
+    if count not in counted:
+        raise ValueError(f"unknown GPG count {count!r}; choose one of {', '.join(counted)}")
+    n = torch.tensor([float(r.numel()), float(torch.count_nonzero(counted[count]))], dtype=torch.float64)
+    if across is not None:
+        n = across.sum(n)
+    alpha = float(n[0]) / max(float(n[1]), 1.0)
+    return (alpha * centred.double()).to(dtype)
+
+
+def length_weighted(rewards, lengths, group_size):
+    """OPO (arXiv 2505.23585): r_i - sum_j |o_j| r_j / sum_j |o_j| within each group. (B,), (B,) -> (B,)
+
+    >>> length_weighted(torch.tensor([1., 0.]), torch.tensor([3., 1.]), group_size=2)  # baseline 3/4
+    tensor([ 0.2500, -0.7500])
+    """
+    r, dtype = _groups_of(rewards, group_size)
+    n = _checks.as_tensor(lengths, "lengths").double()
+    if n.shape != (r.numel(),) or not (n > 0).all():
+        raise ValueError(f"lengths must be {r.numel()} positive numbers, got shape {tuple(n.shape)}")
+    n = n.view_as(r)
+    base = (n * r).sum(-1, keepdim=True) / n.sum(-1, keepdim=True)  # (n_groups, 1)
+    out = r - base
+    equal = r.amax(-1, keepdim=True) == r.amin(-1, keepdim=True)
+    return torch.where(equal, torch.zeros_like(out), out).view(-1).to(dtype)
+
+
+def best_of_group(rewards, group_size, eps=1e-6, std=True):
+    """Pass@k training (arXiv 2503.19595, as verl's grpo_passk): only each group's best sample gets an
+    advantage, r_max - r_second (over the group's std + eps if `std`); every other sample 0. (B,) -> (B,)
+
+    The best is the first of the group's highest rewards; tied at the top, the advantage is 0.
+    >>> best_of_group(torch.tensor([0., 1., 0., 0.]), group_size=4, std=False)
+    tensor([0., 1., 0., 0.])
+    """
+    if isinstance(group_size, int) and not isinstance(group_size, bool) and group_size < 2:
+        raise ValueError(f"a best-of-group advantage needs group_size >= 2, got {group_size}")
+    r, dtype = _groups_of(rewards, group_size)
+    eps = _checks.scalar(eps, "eps", low=0.0)
+    top2 = r.topk(2, dim=-1).values  # (n_groups, 2)
+    gap = top2[:, :1] - top2[:, 1:]  # (n_groups, 1)
+    if std:
+        gap = gap / (r.std(-1, keepdim=True) + eps)
+    best = r.argmax(-1, keepdim=True)  # the first maximum
+    out = torch.zeros_like(r).scatter(-1, best, gap)
+    return out.view(-1).to(dtype)
+
+
+def decoupled(rewards, group_size, eps=1e-6, weights=None, across=None):
+    """GDPO (arXiv 2601.05242): each reward column normalised within its group, summed with `weights`,
+    then the sum normalised over the whole batch (every rank's with `across`). (B, K) -> (B,); (B,) is one
+    reward (K = 1).
+
+    >>> decoupled(torch.tensor([[1., 0.], [0., 0.], [1., 1.], [1., 0.]]), group_size=2)
+    tensor([ 0.8660, -0.8660,  0.8660, -0.8660])
+    """
+    r = _checks.as_tensor(_checks.not_bool(rewards, "rewards"), "rewards")
+    r = r[:, None] if r.dim() == 1 else r  # one reward: K = 1
+    if r.dim() != 2:
+        raise ValueError(f"GDPO's rewards are (B, K), one column per reward function, got shape {tuple(r.shape)}")
+    _checks.finite(r, "rewards")
+    w = torch.ones(r.shape[1], dtype=torch.float64) if weights is None else _checks.as_tensor(weights, "weights").double()
+    if w.shape != (r.shape[1],):
+        raise ValueError(f"{r.shape[1]} reward columns but {w.numel()} weights")
+    per_column = torch.stack([group_relative(r[:, k], group_size, eps).double() for k in range(r.shape[1])], -1)
+    total = (per_column * w).sum(-1)  # (B,)
+    dtype = r.dtype if r.is_floating_point() else torch.get_default_dtype()
+    return _normalise(total.view(1, -1), torch.ones_like(total.view(1, -1)), eps, across).view(-1).to(dtype)

@@ -144,10 +144,21 @@ def _name(obj):
     return getattr(obj, "__name__", None) or type(obj).__name__
 
 
+def _options(m):
+    """A method's settings that pick among named choices, as "field = a | b | c" (its default first)."""
+    import dataclasses
+
+    if m.hparams is None:
+        return ""
+    fields = [f for f in dataclasses.fields(m.hparams) if "choices" in f.metadata]
+    return "".join(f"; {f.name} = " + " | ".join(map(str, dict.fromkeys([getattr(m.hparams, f.name), *f.metadata["choices"]])))
+                   for f in fields)
+
+
 def cmd_methods(args):
     from .methods import METHODS
     rows = [(m.name, _name(m.data_source), _name(m.reward) if m.reward else "human selection",
-             _name(m.coefficient), m.paper, m.summary) for m in METHODS.values()]
+             _name(m.coefficient), m.paper, m.summary + _options(m)) for m in METHODS.values()]
     head = ("method", "data source", "reward", "GC", "paper")
     widths = [max(len(r[i]) for r in rows + [head]) for i in range(4)]
     print("  ".join(h.ljust(w) for h, w in zip(head, widths)) + "  paper")

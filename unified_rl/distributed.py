@@ -287,9 +287,15 @@ class _Across:
     def min(self, x):
         return sum_over_ranks(x, "min")
 
+    def gather(self, x):
+        """(every rank's 1-D x concatenated in rank order, where this rank's entries start): the batch's
+        values in one process's order, for what a sum cannot give (a quantile, a top-k, a random draw)."""
+        parts = gather(x.detach().cpu())
+        return torch.cat(parts).to(x.device), sum(len(p) for p in parts[:current().rank])
+
 
 def across():
-    """An object whose sum/max/min reduce over the ranks' shares, or None where the batch is not split."""
+    """An object whose sum/max/min (and gather) reduce over the ranks' shares, or None where the batch is not split."""
     return _Across() if split() and not current().local_normalisers else None
 
 

@@ -123,6 +123,23 @@ def llm_cache_dir():
                                                                           "unified_rl")), "llm")
 
 
+@contextlib.contextmanager
+def _no_gguf_bar():
+    """transformers' GGUF reader draws its bar with tqdm.auto, which in a notebook is a widget, not stderr:
+    hand it a tqdm that is off for as long as the block runs."""
+    import functools
+
+    from tqdm.auto import tqdm
+    from transformers import modeling_gguf_pytorch_utils as reader
+
+    before = reader.tqdm
+    reader.tqdm = functools.partial(tqdm, disable=True)
+    try:
+        yield
+    finally:
+        reader.tqdm = before
+
+
 def convert_gguf(path, out):
     """Dequantise the GGUF file `path` to float32 and save model + tokenizer as a folder `out`.
 
@@ -139,7 +156,7 @@ def convert_gguf(path, out):
     print(f"converting {name} to float32 into the model cache {out} (once; about a minute)",
           file=sys.stderr, flush=True)
     t0 = time.time()
-    with contextlib.redirect_stderr(io.StringIO()):  # the dequantiser's own progress bar
+    with contextlib.redirect_stderr(io.StringIO()), _no_gguf_bar():  # the dequantiser's own progress bar
         tokenizer = AutoTokenizer.from_pretrained(folder, gguf_file=name)
         model = AutoModelForCausalLM.from_pretrained(folder, gguf_file=name, dtype=torch.float32)
     model.hf_quantizer = None  # dequantised: the weights are plain float32 now, so they can be saved

@@ -134,19 +134,23 @@ class TensorBatch:
 
     mask: torch.Tensor  # (B, T)
     group_size: int = 1
+    truncated: Optional[torch.Tensor] = None  # (B,) bool: rows cut at the sampling budget (sampling.Rollout)
+    entropy: Optional[torch.Tensor] = None  # (B, T) the sampler's entropy at each token (sampling.Rollout)
 
     def __len__(self):
         return self.mask.shape[0]
 
 
 def step_from_tensors(logp, mask, cfg, *, logp_ref=None, logp_old=None, scores=None, adv=None,
-                      group_size=1, hp=None, targets=None):
+                      group_size=1, hp=None, targets=None, truncated=None, entropy=None):
     """A Step from bare tensors, to call `METHODS[name].coefficient` outside a run (widgets, tests).
 
     logp_old defaults to logp.detach() (on-policy). Row layout is the method's data source's: DPO
-    wants its B chosen rows first, then their B rejected partners.
+    wants its B chosen rows first, then their B rejected partners. truncated, entropy: what a sampler
+    records (sampling.Rollout), for the options that read them.
     """
     mask = _checks.response_mask(mask)
     logp = _checks.per_token(logp, "logp", mask)
     logp_old = logp.detach() if logp_old is None else logp_old
-    return Step(TensorBatch(mask, group_size), scores, logp, logp_old, logp_ref, adv, cfg, hp, targets)
+    batch = TensorBatch(mask, group_size, truncated, entropy)
+    return Step(batch, scores, logp, logp_old, logp_ref, adv, cfg, hp, targets)

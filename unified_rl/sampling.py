@@ -15,6 +15,7 @@ import contextlib
 import functools
 import os
 from dataclasses import dataclass, fields, replace
+from typing import Optional
 
 import torch
 from transformers import DynamicCache
@@ -53,7 +54,9 @@ class Rollout:
     problems: list  # the Problem of each row (group-major)
     group_size: int
     prompt_len: int  # width of the left-padded prompt block
-    budget: int | None = None  # the sampler's max_new_tokens for the whole batch, where ranks share it
+    budget: Optional[torch.Tensor] = None  # (B,) long: the sampler's max_new_tokens for each row; None: given texts
+    ended: Optional[torch.Tensor] = None  # (B,) bool: the row ended with a stop token (False: cut at its budget)
+    entropy: Optional[torch.Tensor] = None  # (B, T) entropy of pi_sampler (untempered) at each target, 0 off the mask
     ranks: str | None = None  # in a distributed run: "share" (this rank's part) or "all" (every rank's)
 
     def __len__(self):
@@ -66,6 +69,11 @@ class Rollout:
             if torch.is_tensor(v):
                 moved[k] = v.to(device)
         return Rollout(**moved)
+
+    @property
+    def truncated(self) -> Optional[torch.Tensor]:
+        """(B,) bool: the rows the sampler cut at their budget before a stop token; None for given texts."""
+        return None if self.ended is None else ~self.ended
 
     def select(self, rows, group_size: int = 1) -> "Rollout":
         """The rollout restricted to `rows` (e.g. RFT's correct samples), as groups of `group_size`."""
@@ -80,6 +88,9 @@ class Rollout:
             attention_mask=self.attention_mask[idx],
             mask=self.mask[idx],
             logp=self.logp[idx],
+            budget=None if self.budget is None else self.budget[idx],
+            ended=None if self.ended is None else self.ended[idx],
+            entropy=None if self.entropy is None else self.entropy[idx],
             texts=[self.texts[i] for i in keep],
             problems=[self.problems[i] for i in keep],
             group_size=group_size,
@@ -111,12 +122,18 @@ def cat_rollouts(rollouts: list, pad_token_id: int = 0) -> Rollout:
         parts["attention_mask"].append(_pad_to(r.attention_mask, left, right, 0))
         parts["mask"].append(_pad_to(r.mask, left, right, 0.0))
         parts["logp"].append(_pad_to(r.logp, left, right, 0.0))
+    rows = {}  # what the sampler recorded, kept only when every part has it
+    for k in ("budget", "ended"):
+        rows[k] = None if any(getattr(r, k) is None for r in rollouts) else torch.cat([getattr(r, k) for r in rollouts])
+    rows["entropy"] = None if any(r.entropy is None for r in rollouts) else torch.cat(
+        [_pad_to(r.entropy, P - r.prompt_len, R - (r.input_ids.shape[1] - r.prompt_len), 0.0) for r in rollouts])
     return Rollout(
         **{k: torch.cat(v) for k, v in parts.items()},
         texts=[t for r in rollouts for t in r.texts],
         problems=[p for r in rollouts for p in r.problems],
         group_size=rollouts[0].group_size,
         prompt_len=P,
+        **rows,
     )
 
 
@@ -283,11 +300,13 @@ def sample(model, tokenizer, problems, group_size=1, max_new_tokens=None, temper
         next_pos = pos[:, -1] + 1  # (B,)
         done = torch.zeros(B, dtype=torch.bool, device=device)
         lengths = torch.zeros(B, dtype=torch.long, device=device)
-        tokens, logps = [], []
+        tokens, logps, entropies = [], [], []
         for i in range(max_new_tokens):
             raw = out.logits[:, -1]  # (B, V), float64 for a float64 model
             logits = raw.float()  # (B, V)
             logprobs = logits.log_softmax(-1)  # (B, V)
+            # the untempered pi's entropy, like logp: what TRL's top_entropy_quantile ranks tokens by
+            entropies.append(torch.where(done, 0.0, -torch.special.xlogy(logprobs.exp(), logprobs.exp()).sum(-1)))
             if greedy:
                 tok = logits.argmax(-1)  # (B,)
             elif u is not None:
@@ -313,7 +332,7 @@ def sample(model, tokenizer, problems, group_size=1, max_new_tokens=None, temper
     # rows decoded past the point where all had ended (GPU: checked every few tokens) are only
     # padding; cut them so the rollout has the width a per-token check gives
     n_keep = int(lengths.max())
-    tokens, logps = tokens[:n_keep], logps[:n_keep]
+    tokens, logps, entropies = tokens[:n_keep], logps[:n_keep], entropies[:n_keep]
     resp = torch.stack(tokens, 1)  # (B, N)
     N = resp.shape[1]
     input_ids = torch.cat([prompt_ids, resp], 1)  # (B, L)
@@ -322,10 +341,14 @@ def sample(model, tokenizer, problems, group_size=1, max_new_tokens=None, temper
     mask = _response_mask(P, lengths, P + N)  # (B, T)
     logp = torch.zeros_like(mask)
     logp[:, P - 1:] = torch.stack(logps, 1)  # target P+j is the j-th response token
+    entropy = torch.zeros_like(mask)
+    entropy[:, P - 1:] = torch.stack(entropies, 1)  # (B, T)
     resp_host, lengths_host = resp.tolist(), lengths.tolist()  # one copy each, not one per row
     texts = tokenizer.batch_decode([r[:n] for r, n in zip(resp_host, lengths_host)],
                                    skip_special_tokens=True)
-    return Rollout(input_ids, attention_mask, mask, logp * mask, texts, rows, group_size, P)
+    budget = torch.full((B,), max_new_tokens, dtype=torch.long, device=device)  # where a row was cut
+    return Rollout(input_ids, attention_mask, mask, logp * mask, texts, rows, group_size, P, budget=budget,
+                   ended=done.clone(), entropy=entropy * mask)
 
 
 def rollout_from_texts(tokenizer, problems, texts, group_size=1, device=None) -> Rollout:
@@ -353,5 +376,5 @@ def rollout_from_texts(tokenizer, problems, texts, group_size=1, device=None) ->
     attention_mask = torch.cat([prompt_att, (torch.arange(N)[None, :] < lengths[:, None]).long()], 1)
     mask = _response_mask(P, lengths, P + N)  # (B, T)
     rollout = Rollout(input_ids, attention_mask, mask, torch.zeros_like(mask), list(clean), rows,
-                      group_size, P)
+                      group_size, P, ended=torch.ones(B, dtype=torch.bool))  # each ends with EOS
     return rollout.to(device) if device is not None else rollout

@@ -95,11 +95,21 @@ def _diff(m, lab, prep, logp, logp_old_shift, hp, relative=False):
     return diff / max(_max_abs(g_gc), 1e-300) if relative else diff
 
 
-def model_oracle(policy, tokenizer, problems, methods=None, group_size=4, seed=0, relative=False):
+def _with_settings(m, settings):
+    """The method's hparams with those of `settings` it has (its other options stay)."""
+    if not settings or m.hparams is None:
+        return m.hparams
+    own = {f.name for f in dataclasses.fields(m.hparams)}
+    return dataclasses.replace(m.hparams, **{k: v for k, v in settings.items() if k in own})
+
+
+def model_oracle(policy, tokenizer, problems, methods=None, group_size=4, seed=0, relative=False, settings=None):
     """{key: max |grad_theta J - grad_theta surrogate|} on a batch sampled from `policy` (float64).
 
     relative=True: each difference divided by max |grad_theta surrogate|, so models of any size
     (a pretrained LLM's gradient entries are not the lab's) compare with round-off directly.
+    settings: hparams options (e.g. {"dpo_loss": "hinge"}) given to the methods that have them, so
+    each option of a method is checked, not only its defaults.
 
     Keys (ORACLE_KEYS): every method in methods.METHODS (on-policy, and for methods that ignore logp_old also off-policy:
     the larger difference), and NAME-clipped for off-policy methods with logp_old != logp.
@@ -108,6 +118,11 @@ def model_oracle(policy, tokenizer, problems, methods=None, group_size=4, seed=0
     unknown = [n for n in names if n not in ORACLE_KEYS]
     if unknown:
         raise ValueError(f"unknown methods {sorted(unknown)}; choose from {tuple(ORACLE_KEYS)}")
+    bases = {n.removesuffix("-clipped") if n not in _methods.METHODS else n for n in names}
+    owned = {f.name for b in bases if _methods.METHODS[b].hparams is not None
+             for f in dataclasses.fields(_methods.METHODS[b].hparams)}
+    if settings and set(settings) - owned:
+        raise ValueError(f"settings {sorted(set(settings) - owned)} belong to none of the methods checked")
     torch.manual_seed(seed)
     model = copy.deepcopy(policy).double().cpu()
     lab = _oracle_lab(model, tokenizer, problems, group_size, seed)
@@ -128,8 +143,9 @@ def model_oracle(policy, tokenizer, problems, methods=None, group_size=4, seed=0
         logp = policy_logp(lab.policy, prep.batch, response_only=True)
         # an off-policy method's on-policy and clipped cases are two keys: only the asked ones are computed
         wants_on, wants_off = (base in names, f"{base}-clipped" in names) if m.off_policy else (True, True)
-        on = _diff(m, lab, prep, logp, 0.0, m.hparams, relative) if wants_on else None
-        off = _diff(m, lab, prep, logp, jitter, m.hparams, relative) if wants_off else None
+        hp = _with_settings(m, settings)
+        on = _diff(m, lab, prep, logp, 0.0, hp, relative) if wants_on else None
+        off = _diff(m, lab, prep, logp, jitter, hp, relative) if wants_off else None
         del logp  # frees the graph
         if m.off_policy:
             out[base], out[f"{base}-clipped"] = on, off

@@ -126,6 +126,38 @@ class WordsTask:
         return problems[:n_train], problems[n_train:]
 
 
+@dataclass(frozen=True)
+class MixedTask:
+    """Several tasks' questions in one pool, in equal shares, shuffled: e.g. single- and two-digit sums.
+
+    Each part draws its own disjoint split under the seed; the parts' shares differ by at most one.
+    """
+
+    parts: tuple  # tasks with `splits` (e.g. WordsTask(digits=1), WordsTask(digits=2))
+
+    def __post_init__(self):
+        if not self.parts or not all(hasattr(t, "splits") for t in self.parts):
+            raise ValueError(f"a mixed task needs one or more tasks with splits, got {self.parts!r}")
+
+    @property
+    def max_new_tokens(self) -> int:
+        return max(t.max_new_tokens for t in self.parts)
+
+    def splits(self, n_train, n_test, seed=0):
+        """Disjoint train and test problems, each list shuffled, deterministic under `seed`."""
+        k = len(self.parts)
+        share = lambda n, i: n // k + (i < n % k)  # noqa: E731
+        train, test = [], []
+        for i, task in enumerate(self.parts):
+            a, b = task.splits(share(n_train, i), share(n_test, i), seed=seed)
+            train += a
+            test += b
+        rng = random.Random(seed)
+        rng.shuffle(train)
+        rng.shuffle(test)
+        return train, test
+
+
 def read_rows(path):
     """Rows of a JSONL or parquet file as dicts; ValueError naming the file or the line."""
     if not os.path.isfile(path):

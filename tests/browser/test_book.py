@@ -188,6 +188,8 @@ def test_page_renders_plots_and_equations(site_url, chromium, name, nb_path):
         assert info["math"] >= maths, f"{info['math']} typeset equations, the notebook's markdown has {maths}"
         assert info["mathErrors"] == 0
         assert "$$" not in info["rawText"] and "\\frac" not in info["rawText"], "math left as raw TeX"
+        rows = re.findall(r"^\|[-—|: ]+\|$", info["rawText"], flags=re.M)  # a table's |---| line left as text
+        assert not rows, f"a Markdown table (a cell's or an output's) left as text: {rows[:2]}"
     finally:
         context.close()
 

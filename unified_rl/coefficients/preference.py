@@ -7,7 +7,8 @@ returns detached (B, T) tensors that are 0 off the masks, and names the equation
 Length normalisation. DeepSeekMath writes DPO with the length-normalised log-ratio
 x = (1/|o|) sum_t log(pi_theta / pi_ref) (eq 12), and SimPO and ORPO normalise by length in their
 own papers. IPO and KTO print sequence log-probs (sums); here they use x too, so that the five
-methods share one margin scale and differ only in the function of it they maximise. With x, each
+methods share one margin scale and differ only in the function of it they maximise (KTO's norm="sum"
+takes the sums, as the paper and TRL's KTOTrainer do). With x, each
 coefficient is one number per response, the same on all of its tokens: DeepSeekMath's 1/|o| shape.
 With sums, |o| dJ/d ell_t would carry a factor |o|: longer responses would be pushed harder.
 
@@ -76,31 +77,42 @@ def simpo(logp_chosen, mask_chosen, logp_rejected, mask_rejected, beta, gamma):
     return c[:, None] * mc, -c[:, None] * mr
 
 
-def kto_reference_point(logp, logp_ref, mask, across=None):
+def _log_ratio(logp, logp_ref, mask, norm):
+    """Detached log-ratio of each response: its per-token mean (norm="mean") or its sum ("sum"). (B,)"""
+    if norm not in ("mean", "sum"):
+        raise ValueError(f"unknown norm {norm!r}; choose 'mean' (per-token mean log-ratio) or 'sum'")
+    x = _mean_logp(logp, "logp", mask, logp_ref, "logp_ref")
+    return x * mask.sum(-1) if norm == "sum" else x
+
+
+def kto_reference_point(logp, logp_ref, mask, norm="mean", across=None):
     """KTO's z0 (arXiv 2402.01306, section 4.1): max(0, mean_i x_i) on mismatched (x_i, y_j) rows, detached.
 
     The rows pair each question with another question's response; the paper shifts outputs within a
-    batch, (x_1, y_2), ..., (x_m, y_1), clamps at 0 and does not backpropagate through z0. across:
-    the rows are one rank's share and the mean is over every rank's (distributed.across).
+    batch, (x_1, y_2), ..., (x_m, y_1), clamps at 0 and does not backpropagate through z0. norm: x as
+    in `kto` (TRL's KTOTrainer sums). across: the rows are one rank's share and the mean is over every
+    rank's (distributed.across).
     >>> kto_reference_point(torch.tensor([[-1.0], [-2.0]]), torch.tensor([[-2.0], [-2.0]]), torch.ones(2, 1))
     tensor(0.5000)
     """
     mask = _mask(mask)
-    x = _mean_logp(logp, "logp", mask, logp_ref, "logp_ref")  # (B,)
+    x = _log_ratio(logp, logp_ref, mask, norm)  # (B,)
     if across is None:
         return x.mean().clamp(min=0.0)
     n = across.sum(torch.tensor(float(x.shape[0]), dtype=x.dtype))
     return (across.sum(x.sum()) / n).clamp(min=0.0)
 
 
-def kto(logp, logp_ref, mask, desirable, z0, beta, lam_d=1.0, lam_u=1.0):
-    """KTO (arXiv 2402.01306, section 4.1): GC = +-lambda_y beta sigmoid(z) sigmoid(-z), z = beta (x - z0).
+def kto(logp, logp_ref, mask, desirable, z0, beta, lam_d=1.0, lam_u=1.0, norm="mean"):
+    """KTO (arXiv 2402.01306, section 4.1): GC = +-k lambda_y beta sigmoid(z) sigmoid(-z), z = beta (x - z0).
 
     Unpaired: each response is desirable (1) or undesirable (0) on its own. J = mean_i v(x_i) with
     v = lam_d sigmoid(beta (x - z0)) for desirable and lam_u sigmoid(beta (z0 - x)) for undesirable
-    responses, x the length-normalised log-ratio and z0 the detached reference point. The push is
-    largest at x = z0 and fades on both sides: KTO stops pushing on responses already far on the
-    right side of z0, and also on those far on the wrong side (the paper's eq 9 and its comment).
+    responses, x the log-ratio and z0 the detached reference point. The push is largest at x = z0
+    and fades on both sides: KTO stops pushing on responses already far on the right side of z0, and
+    also on those far on the wrong side (the paper's eq 9 and its comment). norm="mean": x is the
+    per-token mean log-ratio and k = 1; "sum" (the paper's and TRL's): x is the sum and k = |o|.
+    With z0 = 0 this is TRL's KTO loss_type "apo_zero_unpaired" (APO-zero, arXiv 2408.06266, unpaired).
 
     >>> kto(torch.zeros(2, 1), torch.zeros(2, 1), torch.ones(2, 1), torch.tensor([1., 0.]), 0.0, beta=0.1)
     tensor([[ 0.0250],
@@ -113,8 +125,10 @@ def kto(logp, logp_ref, mask, desirable, z0, beta, lam_d=1.0, lam_u=1.0):
     beta = _checks.scalar(beta, "beta", low=0.0)
     lam_d, lam_u = _checks.scalar(lam_d, "lam_d", low=0.0), _checks.scalar(lam_u, "lam_u", low=0.0)
     z0 = _checks.scalar(z0.item() if torch.is_tensor(z0) else z0, "z0")
-    z = beta * (_mean_logp(logp, "logp", mask, logp_ref, "logp_ref") - z0)  # (B,)
+    z = beta * (_log_ratio(logp, logp_ref, mask, norm) - z0)  # (B,)
     push = beta * torch.sigmoid(z) * torch.sigmoid(-z)  # (B,) = d sigmoid(z) / dx
+    if norm == "sum":
+        push = push * mask.sum(-1)  # (B,) k = |o|: d x / d ell_t = 1, not 1/|o|
     c = torch.where(desirable > 0, lam_d * push, -lam_u * push)  # (B,)
     return c[:, None] * mask
 

@@ -17,6 +17,8 @@ def short_repr(x, limit=120):
         values = x.detach().tolist() if torch.is_tensor(x) else x.tolist()
         kind = "tensor" if torch.is_tensor(x) else "array"
         r = f"{kind}({values if int(np.prod(tuple(x.shape))) <= 16 else f'<shape {tuple(x.shape)}>'})"
+    elif isinstance(x, torch.nn.Module):  # a model among the inputs: its name, not its many-line repr
+        r = f"<{type(x).__name__}, {sum(p.numel() for p in x.parameters()):,} parameters>"
     else:
         try:
             r = repr(x)

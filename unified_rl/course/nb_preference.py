@@ -22,7 +22,21 @@ from unified_rl.evaluation import greedy_accuracy
 from unified_rl.methods import METHODS
 from unified_rl.paradigm import step_from_tensors
 
-FAMILY = ("dpo", "ipo", "simpo", "kto", "orpo")
+def family():
+    """The preference family as the registry holds it: DPO, then every method of `methods.PREFERENCE`."""
+    from unified_rl.methods import PREFERENCE
+
+    return ("dpo",) + tuple(m.name for m in PREFERENCE)
+
+
+FAMILY = family()
+LIVE = ("dpo", "ipo", "simpo", "kto", "orpo")
+"""The methods notebook 11 trains live (its CPU budget is measured for these five)."""
+
+
+def left_out(covered, names=None):
+    """The registry's preference methods (`family()`) that a run or comparison covering `covered` leaves out."""
+    return [n for n in (family() if names is None else names) if n not in set(covered)]
 
 
 def synthetic_rows(B=3, T=8, seed=0):
@@ -233,3 +247,46 @@ def findings(result):
     peaks = [max(s["arms"]["dpo-fast"]["curve"], key=lambda p: p[1])[0] for s in seeds]
     out.append(t("nb.pref.fast", acc=_pm(acc['dpo-fast']), below=below, n=len(seeds), lo=min(peaks), hi=max(peaks)))
     return out
+
+
+# ---------------------------------------------------------------- TRL's DPOConfig.loss_type, mapped
+
+# a+ and a- of coefficients/dpo_losses.py: GC = k a on every token (k = |o| summed, 1 per-token mean);
+# u = beta (s+ - s-), r = beta s, sigma' = sigma(1 - sigma), g(d) = beta((1-eps) sigma(-beta d) - eps sigma(beta d))
+TRL_GC = {
+    "sigmoid": (r"$\beta\sigma(-u)$", r"$-a^+$"),
+    "hinge": (r"$\beta\,[u<1]$", r"$-a^+$"),
+    "ipo": (r"$\frac{1}{\beta}-2(s^+-s^-)$", r"$-a^+$"),
+    "exo_pair": (r"$\beta\sigma'(u)\big(\log\frac{1-\varepsilon}{\varepsilon}-u\big)$", r"$-a^+$"),
+    "nca_pair": (r"$\beta\big(\sigma(-r^+)-\frac12\sigma(r^+)\big)$", r"$-\frac12\beta\sigma(r^-)$"),
+    "robust": (r"$\beta\frac{(1-\varepsilon)\sigma(-u)+\varepsilon\sigma(u)}{1-2\varepsilon}$", r"$-a^+$"),
+    "bco_pair": (r"$\beta\sigma(-r^+)$", r"$-\beta\sigma(r^-)$"),
+    "sppo_hard": (r"$\frac{1}{\beta}-2s^+$", r"$-\big(\frac{1}{\beta}+2s^-\big)$"),
+    "aot": (r"$g(d_{(k)})$, $k$ the pair's rank", r"$-a^+$"),
+    "aot_unpaired": (r"$g(d_{(k^+)})$", r"$-g(d_{(k^-)})$"),
+    "apo_zero": (r"$\beta\sigma'(r^+)$", r"$-\beta\sigma'(r^-)$"),
+    "apo_down": (r"$\beta\big(\sigma'(u)-\sigma'(r^+)\big)$", r"$-\beta\sigma'(u)$"),
+    "discopop": (r"$\beta\big((1-m)\sigma(-u)+me^{-u}-\frac{m(1-m)}{\tau}(\log\sigma(u)+e^{-u})\big)$, "
+                 r"$m=\sigma(u/\tau)$", r"$-a^+$"),
+    "sft": (r"$1$ (mean), $\lvert o\rvert/\bar n$ (sum)", r"$0$"),
+    "sigmoid_norm": (r"$\beta\sigma(-u)$ on means: eq 14", r"$-a^+$"),
+}
+
+
+def trl_map_rows():
+    """Markdown: for each of TRL's DPO loss types, our settings, its GC (a+, a-), what it changes, its paper."""
+    from unified_rl.coefficients.dpo_losses import LOSS_TYPES
+    from unified_rl.trl_preference import dpo_from_trl
+
+    papers = {"sigmoid": "2305.18290", "hinge": "2305.10425, 2309.06657", "ipo": "2310.12036", "exo_pair": "2402.00856",
+              "nca_pair": "2402.05369", "robust": "2403.00409", "bco_pair": "2404.04656", "sppo_hard": "2405.00675",
+              "aot": "2406.05882", "aot_unpaired": "2406.05882", "apo_zero": "2408.06266", "apo_down": "2408.06266",
+              "discopop": "2406.08414", "sft": "—", "sigmoid_norm": "2402.03300"}
+    rows = [t("nb.pref.map_head")]
+    for loss in LOSS_TYPES:
+        ours = dpo_from_trl(loss, label_smoothing=0.1)
+        plus, minus = TRL_GC[loss]
+        rows.append(f"| `{loss}` | `dpo_loss=\"{ours['dpo_loss']}\", dpo_norm=\"{ours['dpo_norm']}\"` | {plus} | "
+                    f"{minus} | {t('nb.pref.map.' + loss)} | {papers[loss]} |")
+    return "\n".join(rows)
+

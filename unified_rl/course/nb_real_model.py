@@ -1,7 +1,9 @@
-"""Helpers for the real-model notebook (course/12_real_model.ipynb): tables of measurements, a
-deliberately wrong coefficient for the oracle to catch, and our settings written as TRL's configs.
+"""Helpers for the real-model notebook (course/12_real_model.ipynb): tables of measurements and of the
+Figure 7 comparison per K, a deliberately wrong coefficient for the oracle to catch, and our settings
+written as TRL's configs.
 
-The measurements are `experiments.real_model.measure`'s; nothing here trains or evaluates.
+The measurements are `experiments.real_model`'s (`greedy`, `measure`, the shipped result); nothing here
+trains or evaluates.
 """
 
 import contextlib
@@ -9,11 +11,13 @@ import dataclasses
 import importlib.util
 
 from .. import methods as _methods
+from ..text import Text
 from .i18n import t
 
 # (measured key, message key of its row's label): the labels follow the language (messages/nb_real_model.py)
-ROWS = tuple((key, f"nb.real.{key}") for key in ("greedy", "maj_at_k", "pass_at_k", "reply_chars", "strict_share",
-                                                  "lenient_only_share", "unparsed_share"))
+ROWS = tuple((key, f"nb.real.{key}") for key in ("greedy", "greedy_cut", "sampled_cut", "maj_at_k", "pass_at_k",
+                                                  "reply_chars", "strict_share", "lenient_only_share",
+                                                  "unparsed_share"))
 
 
 def _value(m, key):
@@ -22,16 +26,38 @@ def _value(m, key):
 
 
 def comparison_markdown(columns, k=None):
-    """A Markdown table: one row per measured quantity, one column per {name: measurement}."""
+    """A Markdown table: one row per quantity the first measurement has, one column per {name: measurement}."""
     if not columns:
         raise ValueError("nothing to compare")
     head = "| | " + " | ".join(columns) + " |\n|---|" + "---|" * len(columns) + "\n"
     rows = []
+    first = next(iter(columns.values()))
     for key, label in ROWS:
+        if key not in first:
+            continue
         label = t(label).replace("@K", f"@{k}") if k else t(label)  # the label in the current language
         cells = [f"{_value(m, key):.3f}" if key != "reply_chars" else f"{_value(m, key):.1f}" for m in columns.values()]
         rows.append(f"| {label} | " + " | ".join(cells) + " |")
     return head + "\n".join(rows)
+
+
+def _ci(c, key):
+    return f"[{c[key][0]:+.3f}, {c[key][1]:+.3f}]"
+
+
+def per_k_markdown(result, arm):
+    """Markdown: per K, Pass@K and Maj@K of the base model and of `arm`, their difference (mean over seeds and
+    questions), its 95 % intervals over seeds and over questions (experiments.paired) and the verdict."""
+    head = t("nb.real.per_k_head", arm=arm)
+    lines = [head, "|" + "---|" * (head.count("|") - 1)]
+    for i, k in enumerate(result["k"]):
+        cells = [str(k)]
+        for key in ("pass_at_k", "maj_at_k"):
+            c = result["change"][arm][key][i]
+            cells += [f"{result['mean']['base'][key][i]:.3f}", f"{result['mean'][arm][key][i]:.3f}",
+                      f"{c['mean']:+.3f}", _ci(c, "seeds_ci"), _ci(c, "questions_ci"), str(Text(c["verdict"]))]
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines)
 
 
 def examples_markdown(measurement):
@@ -82,32 +108,65 @@ def _precision(preset):
     return {"bf16": dtype == torch.bfloat16, "fp16": dtype == torch.float16, "use_cpu": not cuda}
 
 
+def trl_warmup(steps):
+    """TRL's (transformers') warm-up steps for ours: `loop._warmup` scales the lr by (step + 1) / W over
+    W = steps // 10 steps when W >= 2 (no warm-up below 20 steps); transformers' "constant_with_warmup"
+    scales it by step / W, so its warm-up runs one step behind ours (its first step has lr 0)."""
+    w = steps // 10
+    return {"lr_scheduler_type": "constant_with_warmup", "warmup_steps": w} if w >= 2 else \
+        {"lr_scheduler_type": "constant", "warmup_steps": 0}
+
+
+def trl_lora(preset):
+    """peft's LoraConfig arguments for TRL's `peft_config` (llm.add_lora's), or None for full fine-tuning."""
+    llm_cfg = preset.llm
+    if llm_cfg is None or not llm_cfg.lora_r:
+        return None
+    from ..llm import LORA_TARGETS
+
+    return {"r": llm_cfg.lora_r, "lora_alpha": llm_cfg.lora_alpha, "lora_dropout": 0.0,
+            "target_modules": LORA_TARGETS, "task_type": "CAUSAL_LM"}
+
+
 def trl_grpo_settings(preset, steps):
     """Our GRPO run's settings as keyword arguments of TRL's `GRPOConfig` (TRL >= 1.0 names).
 
     TRL's defaults that differ from ours are set explicitly: loss_type "grpo" (each reply averaged
     over its tokens, eq 19), no importance weight on the KL (use_bias_correction_kl=False, eq 21),
-    no top-k / top-p truncation, a constant learning rate after no warm-up of TRL's own.
+    no top-k / top-p truncation, our warm-up (`trl_warmup`). What cannot be set is named in
+    `TRL_DIFFERENCES`; LoRA goes to the trainer as `peft_config` (`trl_lora`).
     """
     cfg, task = preset.rl, preset.task
     return {"max_steps": steps, "learning_rate": cfg.lr, "beta": cfg.beta, "epsilon": cfg.clip_eps,
             "num_generations": cfg.group_size, "per_device_train_batch_size": cfg.prompts_per_step * cfg.group_size,
-            "gradient_accumulation_steps": 1, "num_iterations": cfg.epochs,
+            "gradient_accumulation_steps": 1, "steps_per_generation": 1, "num_iterations": cfg.epochs,
             "max_completion_length": task.max_new_tokens, "temperature": cfg.temperature, "top_k": 0, "top_p": 1.0,
             "loss_type": "grpo", "scale_rewards": "group", "use_bias_correction_kl": False, "max_grad_norm": 1.0,
-            "weight_decay": 0.0, "lr_scheduler_type": "constant", "gradient_checkpointing": bool(
+            "weight_decay": 0.0, **trl_warmup(steps), "gradient_checkpointing": bool(
                 preset.llm is not None and preset.llm.grad_checkpointing), **_precision(preset)}
 
 
 def trl_dpo_settings(preset, steps):
-    """Our DPO run's settings as keyword arguments of TRL's `DPOConfig` (its sigmoid loss).
+    """Our DPO run's settings as keyword arguments of TRL's `DPOConfig`.
 
-    Two differences remain, and the notebook says them: TRL's sigmoid loss sums each reply's
-    log-ratios where eq 12 here averages them over the reply's tokens (`coefficients.dpo`), and
-    TRL's DPOTrainer reads a fixed preference dataset, so on-policy pairs must be regenerated
-    between rounds of training.
+    loss_type "sigmoid_norm" is eq 12 as this package computes it: each reply's log-ratio averaged
+    over its tokens (`coefficients.dpo`); TRL's default "sigmoid" sums them. One difference remains
+    (`TRL_DIFFERENCES`): TRL's DPOTrainer reads a fixed preference dataset, so on-policy pairs must be
+    regenerated between rounds of training.
     """
     cfg = preset.rl
-    return {"max_steps": steps, "learning_rate": cfg.lr, "beta": cfg.dpo_beta, "loss_type": "sigmoid",
+    return {"max_steps": steps, "learning_rate": cfg.lr, "beta": cfg.dpo_beta, "loss_type": "sigmoid_norm",
             "per_device_train_batch_size": cfg.prompts_per_step, "gradient_accumulation_steps": 1,
-            "max_grad_norm": 1.0, "weight_decay": 0.0, "lr_scheduler_type": "constant", **_precision(preset)}
+            "max_grad_norm": 1.0, "weight_decay": 0.0, **trl_warmup(steps), **_precision(preset)}
+
+
+TRL_DIFFERENCES = {
+    "advantage eps": "ours 1e-6 in (r - mean) / (std + eps) (eq 21, coefficients.grpo); TRL 1.16's 1e-4 is "
+                     "fixed in its code",
+    "warm-up": "transformers' warm-up is one step behind ours (trl_warmup); none below 20 steps on either side",
+    "positions": "TRL passes no position ids, so a left-padded prompt's positions count its padding; ours skip "
+                 "it (sampling.token_logp); the attention mask, which both pass, is what keeps padding out",
+    "on-policy DPO": "TRL's DPOTrainer reads a fixed dataset: pairs of the current policy are regenerated "
+                     "between rounds, not every step as data.PolicyPairs draws them",
+}
+"""What TRL's configs cannot carry over, each with what it changes (the notebook shows the measurements)."""

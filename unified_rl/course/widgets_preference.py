@@ -4,7 +4,8 @@ Every number is computed by the package's own coefficient functions (`unified_rl
 one-token responses, so the value read off the plot is the GC the trainer uses for a pair (or a
 response) whose margin is the slider's. References: DPO as DeepSeekMath eq 12-14 (arXiv
 2402.03300); IPO arXiv 2310.12036 eq 17; SimPO arXiv 2405.14734 eq 6; KTO arXiv 2402.01306 sec 4.1;
-ORPO arXiv 2403.07691 eq 6-10.
+ORPO arXiv 2403.07691 eq 6-10. `dpo_loss_explorer`: every loss_type of TRL's DPOTrainer
+(coefficients/dpo_losses.py), one pair of one-token responses, so the summed and mean conventions agree.
 """
 
 import torch
@@ -12,7 +13,7 @@ from matplotlib.figure import Figure
 
 from unified_rl import coefficients as C
 from unified_rl.course.i18n import t
-from unified_rl.course.explorer import Explorer, _slider
+from unified_rl.course.explorer import Explorer, _dropdown, _slider
 
 GRID = torch.linspace(-3.0, 3.0, 241, dtype=torch.float64)  # margins on the plot
 
@@ -95,3 +96,48 @@ def preference_explorer(margin=0.0, beta=0.5, tau=1.0, simpo_beta=2.0, gamma=1.0
 
     return Explorer(t("w.pref.title"), controls, "margin", compute,
                     t("w.pref.note"))
+
+
+def loss_type_coefficients(loss_type, margin, s_minus, beta, label_smoothing, discopop_tau):
+    """(GC on the chosen token, GC on the rejected token), each (N,), of TRL's `loss_type` at each margin
+    s+ - s- (s the log-ratio; one pair of one-token responses, so the batch's sorting in AOT is trivial)."""
+    m, z, one = _ones(margin)
+    s_r = torch.full_like(m, float(s_minus))
+    cc, cr = C.dpo_loss(loss_type, s_r + m, z, one, s_r, z, one, beta, norm="sum",
+                        label_smoothing=label_smoothing, discopop_tau=discopop_tau)
+    return cc[:, 0], cr[:, 0]
+
+
+def dpo_loss_explorer(loss_type="hinge", margin=0.0, s_minus=0.0, beta=0.5, label_smoothing=0.1, discopop_tau=0.5):
+    """One loss type's GC on the chosen and the rejected response against the margin, DPO's beside it;
+    the table gives every loss type's GC at the slider's point, side by side."""
+    from unified_rl.coefficients.dpo_losses import LOSS_TYPES
+
+    controls = {"margin": _slider(t("w.dl.margin"), margin, -6.0, 6.0, 0.1),
+                "loss_type": _dropdown("loss_type", list(LOSS_TYPES), loss_type),
+                "s_minus": _slider(t("w.dl.s_minus"), s_minus, -4.0, 4.0, 0.1),
+                "beta": _slider("β", beta, 0.05, 2.0, 0.05),
+                "label_smoothing": _slider("ε (label_smoothing)", label_smoothing, 0.01, 0.45, 0.01),
+                "discopop_tau": _slider("τ (discopop_tau)", discopop_tau, 0.05, 2.0, 0.05)}
+    grid = torch.linspace(-6.0, 6.0, 241, dtype=torch.float64)
+
+    def compute(margin, loss_type, s_minus, beta, label_smoothing, discopop_tau):
+        args = (s_minus, beta, label_smoothing, discopop_tau)
+        here = {lt: tuple(v.item() for v in loss_type_coefficients(lt, [margin], *args)) for lt in LOSS_TYPES}
+        c, r = loss_type_coefficients(loss_type, grid, *args)
+        dc, _ = loss_type_coefficients("sigmoid", grid, *args)
+        fig = Figure(figsize=(6.4, 3.2), layout="constrained")
+        ax = fig.subplots()
+        ax.plot(grid, dc, color="0.6", lw=1, label=t("w.dl.dpo"))
+        ax.plot(grid, c, color="C0", label=t("w.dl.chosen", loss=loss_type))
+        ax.plot(grid, r, color="C3", ls="--", label=t("w.dl.rejected", loss=loss_type))
+        ax.plot([margin, margin], list(here[loss_type]), "o", color="k")
+        ax.axhline(0, color="0.5", lw=0.8)
+        ax.set(xlabel=t("w.dl.xlabel"), ylabel="GC", title=loss_type)
+        ax.legend(fontsize=7)
+        rows = [["loss_type", t("w.pref.col_chosen"), t("w.pref.col_rejected")]]
+        rows += [[lt, *here[lt]] for lt in LOSS_TYPES]
+        return {**here, "margin": margin}, fig, rows
+
+    return Explorer(t("w.dl.title"), controls, "margin", compute, t("w.dl.note"))
+

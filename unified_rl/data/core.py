@@ -71,7 +71,7 @@ class _Source:
         with fsdp.gathered(model):
             r = sample(model, tok, [problems[g] for g in mine], group_size=group_size, max_new_tokens=budget,
                        generators=streams, **kw)
-        return replace(r, budget=budget, ranks="share")
+        return replace(r, ranks="share")  # each row records the whole draw's budget (Rollout.budget)
 
     def get_state(self):
         """The question sampler's RNG state (plain ints: `torch.load(weights_only=True)` reads it)."""

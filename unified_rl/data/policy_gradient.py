@@ -84,7 +84,6 @@ class DynamicSampling(PolicySamples):
             return r
         pad = lab.tokenizer.pad_token_id
         pooled = cat_rollouts(kept, pad_token_id=pad) if len(kept) > 1 else kept[0]  # every kept group
-        pooled = replace(pooled, budget=response_budget(pooled.problems))  # DAPO's L_max: the batch's
         n_groups = len(pooled) // G
         if n_groups < distributed.current().size:
             return _held(pooled, "all")

@@ -14,12 +14,19 @@ the GC the paper prints.
 from . import paper
 from . import preference
 from . import policy_gradient
+from . import dpo_losses
 from .core import (BETA, EPS, Derivation, check_derivation, clip, clipped_gc, outcome_advantage,
                    sigmoid)
 
 REGISTRY = {**paper.REGISTRY}
 REGISTRY.update(preference.REGISTRY)  # IPO, SimPO, KTO, ORPO
 REGISTRY.update(policy_gradient.REGISTRY)  # Dr. GRPO, DAPO, GSPO, CISPO, RLOO, REINFORCE++, ReMax, aggregation, KL terms
+# -- GRPO's options, the methods TRL and verl ship
+from . import baselines, options, ratio_shapes  # noqa: E402
+REGISTRY.update(options.REGISTRY)  # two-sided clip, the sequence-level KL correction, the kept tokens
+REGISTRY.update(ratio_shapes.REGISTRY)  # SAPO, VESPO, LUSPO, GMPO, Clip-Cov, KL-Cov
+REGISTRY.update(baselines.REGISTRY)  # GPG, OPO, Pass@k training, GDPO
+REGISTRY.update(dpo_losses.REGISTRY)  # every loss_type of TRL's DPOTrainer, dpo_NAME
 NAMES = tuple(REGISTRY)
 
 

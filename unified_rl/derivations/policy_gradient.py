@@ -36,7 +36,7 @@ def _aggregate(terms, aggregation):
     B = len(terms)
     if aggregation == "seq-mean-token-mean":
         return sum(sum(row) / len(row) for row in terms) / B
-    if aggregation == "token-mean":
+    if aggregation in ("token-mean", "batch-token-mean"):  # the rows here are one group: the batch
         return sum(sum(row) for row in terms) / sum(len(row) for row in terms)
     return sum(sum(row) for row in terms) / (B * L)
 
@@ -45,7 +45,7 @@ def _weight(rows, aggregation):
     """The hand-derived row factor (coefficients.policy_gradient.aggregation_weight) for each token."""
     B, N = len(rows), sum(len(r) for r in rows)
     w = {"seq-mean-token-mean": lambda n: sp.Integer(1), "token-mean": lambda n: sp.Rational(B * n, N),
-         "constant": lambda n: n / L}[aggregation]
+         "batch-token-mean": lambda n: sp.Rational(B * n, N), "constant": lambda n: n / L}[aggregation]
     return tuple(w(len(row)) for row in rows for _ in row)
 
 
@@ -266,6 +266,6 @@ REGISTRY = {
     "dr_grpo": _dr_grpo, "dapo": _dapo, "gspo": _gspo, "cispo": _cispo, "rloo": _rloo,
     "reinforce_pp": _reinforce_pp, "remax": _remax,
     **{f"aggregation_{a.replace('-', '_')}": (lambda n, a=a: _aggregation(n, a))
-       for a in ("seq-mean-token-mean", "token-mean", "constant")},
+       for a in ("seq-mean-token-mean", "token-mean", "batch-token-mean", "constant")},
     **{f"kl_{use}": (lambda n, use=use: _kl(n, use)) for use in KL_TARGETS},
 }

@@ -69,19 +69,24 @@ def _simpo(n):
                       notes=notes)
 
 
-def _kto(n):
+def _kto(n, norm="mean"):
     ld, rd, lu, ru = _toks("ell^D", n), _toks("ell^refD", n), _toks("ell^U", n), _toks("ell^refU", n)
-    x_d, x_u = _mean([a - b for a, b in zip(ld, rd)]), _mean([a - b for a, b in zip(lu, ru)])
+    agg = _mean if norm == "mean" else sum  # norm="sum": the paper's and TRL's sequence log-ratio
+    x_d, x_u = agg([a - b for a, b in zip(ld, rd)]), agg([a - b for a, b in zip(lu, ru)])
     v_d, v_u = LAM_D * sigmoid(BETA * (x_d - Z0)), LAM_U * sigmoid(BETA * (Z0 - x_u))
     J = -((LAM_D - v_d) + (LAM_U - v_u)) / 2  # minus the KTO loss over a batch of two responses
     gc = tuple(2 * n * sp.diff(J, x) for x in ld + lu)  # the 1/2 is eq 5's batch mean
     z_d, z_u = BETA * (x_d - Z0), BETA * (x_u - Z0)
-    hand = ((LAM_D * BETA * sigmoid(z_d) * sigmoid(-z_d),) * n
-            + (-LAM_U * BETA * sigmoid(z_u) * sigmoid(-z_u),) * n)
+    k = n if norm == "sum" else 1  # d x / d ell_t = 1 for a sum: the GC carries |o|
+    hand = ((k * LAM_D * BETA * sigmoid(z_d) * sigmoid(-z_d),) * n
+            + (-k * LAM_U * BETA * sigmoid(z_u) * sigmoid(-z_u),) * n)
     at_z0 = {ld[0]: sp.solve(x_d - Z0, ld[0])[0]}
+    apo = -(LAM_D * (1 - sigmoid(BETA * x_d)) + LAM_U * sigmoid(BETA * x_u)) / 2  # APO-zero, unpaired (TRL)
     claims = ((Text("the desirable push is largest where x = z0 (its slope in x vanishes there)"),
                sp.diff(gc[0], ld[0]).subs(at_z0)),
-              ) + _same_on_every_token(gc, n, "desirable")
+              ) + _same_on_every_token(gc, n, "desirable") + (
+              (Text("with z0 = 0, J is TRL's apo_zero_unpaired loss (APO-zero, arXiv 2408.06266, unpaired)"),
+               J.subs(Z0, 0) - apo),)
     notes = (Text("The GC is lambda_D beta sigmoid(z) sigmoid(-z) on a desirable response's tokens and "
              "-lambda_U beta sigmoid(z) sigmoid(-z) on an undesirable one's, z = beta (x - z0): the "
              "paper's gradient (eq 9) with the length-normalised log-ratio x."),
@@ -89,6 +94,9 @@ def _kto(n):
              "does not backpropagate through it."),
              Text("sigmoid(z) sigmoid(-z) fades on both sides of z = 0: responses far on the right side of "
              "z0 are left alone, and so are those far on the wrong side."))
+    if norm == "sum":
+        notes += (Text("norm = sum: x is the sequence log-ratio, as the paper and TRL's KTOTrainer take it, so "
+                       "the GC carries a factor |o|."),)
     symbols = {"logp": ld + lu, "logp_ref": rd + ru, "z0": Z0, "beta": BETA, "lam_d": LAM_D, "lam_u": LAM_U}
     return Derivation("kto", "KTO section 4.1 (v2 eq 7, 9)", J, gc, hand, None, symbols, claims, notes=notes,
                       scale=r"2\,|o_i|")
@@ -121,4 +129,5 @@ def _orpo(n):
     return Derivation("orpo", "ORPO eq 3-10", J, gc, hand, printed, symbols, claims, notes=notes)
 
 
-REGISTRY = {"ipo": _ipo, "simpo": _simpo, "kto": _kto, "orpo": _orpo}
+REGISTRY = {"ipo": _ipo, "simpo": _simpo, "kto": _kto, "orpo": _orpo,
+            "kto_sum": lambda n: _kto(n, "sum")}  # the paper's and TRL's summed log-ratios (kto_norm="sum")

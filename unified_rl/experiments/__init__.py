@@ -10,6 +10,7 @@ OUT/NAME.png; the dict's "headline" holds the numbers worth printing.
 | noisy-reward    | §5.2.3       | RFT, online RFT, DPO, GRPO under 0-40 % flipped rewards          |
 | reward-function | §5.2.3       | outcome vs process vs learned reward: accuracy per unit compute  |
 | policy-family   | beyond       | GRPO's successors at an equal budget: accuracy, response length  |
+| policy-family-peers | beyond   | the same for the methods TRL and verl ship (SAPO ... GDPO)       |
 | preference-family | beyond     | DPO, IPO, SimPO, KTO, ORPO at an equal budget; does x+ fall?     |
 | real-model      | beyond       | GRPO and on-policy DPO on SmolLM2-135M-Instruct, before / after  |
 """
@@ -25,6 +26,7 @@ EXPERIMENTS = {
     "noisy-reward": noisy_reward.run,
     "reward-function": reward_function.run,
     "policy-family": policy_family.run,  # beyond the paper: Dr. GRPO, DAPO, GSPO, CISPO, RLOO, REINFORCE++, ReMax
+    "policy-family-peers": policy_family.run_peers,  # what TRL and verl ship: SAPO, VESPO, ..., GDPO
     "preference-family": preference_family.run,  # beyond the paper: DPO, IPO, SimPO, KTO, ORPO
     "real-model": real_model.run,  # beyond the lab: a pretrained chat LLM (SmolLM2-135M-Instruct)
 }

@@ -156,7 +156,7 @@ def verdict(ks, per_seed, b):
 
 def revive(result):
     """A figure7 result loaded from JSON with its verdict's sentence and change words rebuilt as `Text`
-    from its numbers, each where the rebuilt English equals the stored one (see `common._revived`)."""
+    from its numbers, each where the rebuilt English equals the stored one (see `records._revived`)."""
     try:
         budget = dict(result["budget"])
         budget["mid_range"] = tuple(budget["mid_range"])

@@ -22,6 +22,8 @@ import torch
 
 from ..evaluation import greedy_accuracy
 from ..methods import METHODS
+from ..methods.baselines import BASELINES
+from ..methods.ratio_shapes import RATIO_SHAPES
 from ..rewards import rule_reward
 from ..sampling import sample
 from ..text import Text
@@ -50,6 +52,15 @@ class Budget:
     length_samples: int = 8
     """answers sampled per question (temperature 1) for those lengths"""
 
+
+PEER_METHODS = ("grpo",) + tuple(m.name for m in RATIO_SHAPES + BASELINES)
+"""GRPO and the members TRL and verl ship (methods/ratio_shapes.py, baselines.py), as registered."""
+PEER_BUDGETS = {
+    "cpu": Budget(methods=PEER_METHODS, aggregation_arms=()),
+    "gpu": Budget(rl_steps=150, n_test=1000, length_questions=256, methods=PEER_METHODS, aggregation_arms=()),
+    "tiny": Budget(rl_steps=2, epochs=2, methods=("grpo", "sapo", "gpg", "gdpo"), aggregation_arms=(), n_test=8,
+                   length_questions=4, length_samples=2),
+}
 
 BUDGETS = {
     "cpu": Budget(),
@@ -97,9 +108,9 @@ def one_run(label, name, overrides, sp, seed, init, test, b, progress):
             **t.read()}
 
 
-def run(preset="auto", out="results", seeds=3, progress=True, **budget):
-    """Run the comparison; write OUT/policy-family.json and .png; return the result."""
-    exp = common.begin("policy-family", BUDGETS, preset, out, seeds, progress, budget)
+def run(preset="auto", out="results", seeds=3, progress=True, *, name="policy-family", budgets=None, **budget):
+    """Run the comparison; write OUT/NAME.json and .png; return the result."""
+    exp = common.begin(name, BUDGETS if budgets is None else budgets, preset, out, seeds, progress, budget)
     preset, b, say = exp.preset, exp.budget, exp.say
     if b.rl_steps < 1 or b.epochs < 1:
         raise ValueError(f"rl_steps and epochs must be >= 1, got {b.rl_steps} and {b.epochs}")
@@ -113,13 +124,13 @@ def run(preset="auto", out="results", seeds=3, progress=True, **budget):
         row = {"seed": seed, "sft": greedy_accuracy(lab.policy, lab.tokenizer, test),
                "sft_lengths": answer_lengths(lab.policy, lab.tokenizer, test[: b.length_questions],
                                              b.length_samples, seed), "runs": {}}
-        for label, name, overrides in arms(b):
-            res = one_run(label, name, overrides, sp, seed, init, test, b, progress)
+        for label, method, overrides in arms(b):
+            res = one_run(label, method, overrides, sp, seed, init, test, b, progress)
             row["runs"][label] = res
-            say(f"policy-family seed {seed} {label}: held-out {res['accuracy']:.3f} (SFT {row['sft']:.3f}), "
+            say(f"{name} seed {seed} {label}: held-out {res['accuracy']:.3f} (SFT {row['sft']:.3f}), "
                 f"length {res['response_len'][0]:.2f} -> {res['response_len'][-1]:.2f} ({res['wall_s']} s)")
         per_seed.append(row)
-    return exp.finish(summarise(per_seed, preset, b, seeds, exp.clock.read()), plot)
+    return exp.finish(summarise(per_seed, preset, b, seeds, exp.clock.read(), name), plot)
 
 
 def _stats(values):
@@ -128,10 +139,10 @@ def _stats(values):
     return common.stats(values) if values else None
 
 
-def summarise(per_seed, preset, b, seeds, seconds):
+def summarise(per_seed, preset, b, seeds, seconds, name="policy-family"):
     labels = [label for label, _, _ in arms(b)]
     rows_per_step = preset.rl.prompts_per_step * preset.rl.group_size
-    result = {"experiment": "policy-family", "preset": preset.name, "seeds": seeds, "budget": asdict(b),
+    result = {"experiment": name, "preset": preset.name, "seeds": seeds, "budget": asdict(b),
               "arms": labels, "rows_per_step": rows_per_step,
               "sft": common.stats([r["sft"] for r in per_seed]),
               "sft_lengths": {k: _stats([r["sft_lengths"][k] for r in per_seed]) for k in ("right", "wrong")},
@@ -196,3 +207,8 @@ def plot(result, window=10):
                       seeds=result["seeds"], steps=result["budget"]["rl_steps"], epochs=result["budget"]["epochs"]))
     fig.tight_layout()
     return fig
+
+
+def run_peers(preset="auto", out="results", seeds=3, progress=True, **budget):
+    """GRPO and the methods TRL and verl ship, at the same equal budget: OUT/policy-family-peers.json and .png."""
+    return run(preset, out, seeds, progress, name="policy-family-peers", budgets=PEER_BUDGETS, **budget)

@@ -1,24 +1,32 @@
-"""Beyond the lab: GRPO and on-policy DPO on a real pretrained chat model, before and after.
+"""DeepSeekMath §5.2.2's Figure 7 question on a real chat model: does RL raise Maj@K, Pass@K, or both?
 
 The same METHODS, trainer and rule reward as every other experiment, on SmolLM2-135M-Instruct
-(offline, `llm.py`) asked the lab's sums in words (`words.py`) at a difficulty where it starts
-mid-range. Every seed starts from the same pretrained weights and is measured on the same held-out questions;
-seeds differ in the training questions drawn and in the sampling noise.
+(offline, `llm.py`; a 4-bit quantised copy dequantised to float32) asked sums in words (`words.py`).
+Per seed, from the same pretrained weights, on the same held-out questions:
 
-1. the base model, once (its weights are every seed's start): on the held-out questions greedy
-   accuracy, Pass@K and Maj@K for K = 1, 2, ..., `samples` at temperature 0.7, the mean reply length
-   in characters, the share of replies whose answer parses strictly (`#### N`, `\\boxed{N}`), only
-   leniently (a last number) or not at all, and a few example replies;
-2. per seed, GRPO (METHODS' own) for `grpo_steps` steps, and DPO on pairs sampled from the current policy
-   (`data.PolicyPairs`: on-policy DPO; pi_ref stays the base model) for `dpo_steps` steps, each
-   from the base weights;
-3. both trained models measured as in 1 (Pass@K / Maj@K with the seed's own sampling seed).
+1. the base model: greedy accuracy and the share of replies the token budget cuts off; `samples`
+   replies per question at temperature 0.7 (the seed's own sampling noise), read by the lenient rule,
+   for Pass@K and Maj@K at K = 1, 2, 4, ..., `samples` (the unbiased estimators of `metrics`);
+2. GRPO (METHODS' own) for `grpo_steps` steps, and DPO on pairs sampled from the current policy
+   (`data.PolicyPairs`: on-policy DPO; pi_ref stays the base model) for `dpo_steps` steps;
+3. both trained models measured as in 1, with the same sampling seed as the seed's base model.
 
-The verdict per method and metric uses figure7's rule: "raised" (or "lowered") only when every seed
-moves the same way and the mean change exceeds the standard deviation over seeds. Whether the base
-model started in `start_range` on every seed is recorded beside it.
+How the sizes were chosen (probes on SmolLM2, 8 questions x 64 samples each, before the run):
+two-digit sums alone gave ~4 % right samples (19 of 512), too few for on-policy DPO to find a right
+and a wrong reply (a step fails without a pair) or for GRPO's groups to differ; single-digit sums are
+solved by some sample nearly always (in the shipped run 23-24 of its 24 single-digit questions, against
+15-20 of 24 two-digit ones), which leaves no room at large K. So the questions mix the two in equal
+shares. The user turn asks for one short sentence: with the plain question 48 new tokens cut off 48 %
+of the sampled two-digit replies, asked for a sentence 4 %. The base model's greedy accuracy and cut
+share at every budget in `budgets_considered` are part of the result.
+
+Every (seed, model) measurement is written to OUT/real-model.parts/ as it completes; a run killed
+half-way and started again with the same command and budget continues from there (a part of another
+budget is refused, never mixed in). Verdicts per K and the intervals behind them: `paired`.
 """
 
+import json
+import os
 from dataclasses import asdict, dataclass, replace
 
 import numpy as np
@@ -27,42 +35,42 @@ import torch
 from ..data import PolicyPairs
 from ..lab import make_lab
 from ..methods import METHODS
-from ..rewards import rule_reward
-from ..sampling import sample
-from ..text import Text
+from ..metrics import maj_at_k, pass_at_k
+from ..rewards import answer_of, rule_reward
+from ..sampling import sample, stop_ids
 from ..trainer import llm_preset, train
-from ..words import WordsTask, parse_lenient, parse_strict
-from . import common
-from .figure7 import change
-
-METRICS = ("greedy", "maj_at_k", "pass_at_k", "reply_chars", "strict_share")
-"""What the verdict compares before and after (Maj@K and Pass@K at the largest K)."""
+from ..words import MixedTask, WordsTask, parse_lenient, parse_strict
+from . import common, paired
+from .answers import replies
+from .real_model_report import headline, plot, revive  # noqa: F401 (the result's headline, figure, loading)
 
 
 @dataclass(frozen=True)
 class Budget:
-    """Sizes of the real-model experiment."""
+    """Sizes of the real-model Figure 7 experiment."""
 
     model: str = "smollm2"
     """alias, folder or hub name of the chat model (smollm2: the offline SmolLM2-135M-Instruct)"""
     world: str = "llm-cpu"
     """the LLM preset whose settings the runs start from (llm-cpu or llm-gpu)"""
-    digits: int = 1
-    """digits per operand of the sums in words (1: the base model starts mid-range)"""
-    max_new_tokens: int = 16
-    """the reply's budget in tokens"""
-    n_test: int = 32
-    """held-out questions for greedy accuracy, lengths and parse shares"""
-    k_problems: int = 16
-    """held-out questions for Pass@K / Maj@K"""
-    samples: int = 4
+    digits: tuple = (1, 2)
+    """the question mix: sums whose operands have each of these digit counts, in equal shares"""
+    template: str = "What is {expr}? Answer in one short sentence."
+    """the user turn (the chat template adds the model's default system prompt)"""
+    max_new_tokens: int = 48
+    """the reply's budget in tokens, in training and evaluation"""
+    budgets_considered: tuple = (16, 32, 48, 64)
+    """budgets at which the base model's greedy accuracy and cut share are measured"""
+    n_test: int = 48
+    """held-out questions (every measurement uses all of them)"""
+    samples: int = 64
     """samples per question for Pass@K / Maj@K (K = 1, 2, 4, ..., samples)"""
     temperature: float = 0.7
-    """sampling temperature of the evaluation"""
-    grpo_steps: int = 10
-    """GRPO steps (4 questions x 4 samples each on the cpu budget)"""
-    dpo_steps: int = 10
-    """on-policy DPO steps (up to 4 pairs, from at most 2 draws of 4 questions x 4 samples, per step)"""
+    """sampling temperature of the evaluation (the paper's)"""
+    grpo_steps: int = 8
+    """GRPO steps"""
+    dpo_steps: int = 8
+    """on-policy DPO steps (up to prompts_per_step pairs, from at most 2 draws, per step)"""
     prompts_per_step: int = 4
     """questions per step"""
     group_size: int = 4
@@ -73,27 +81,35 @@ class Budget:
     """DPO's beta"""
     lora_r: int = 0
     """LoRA rank (0: full fine-tuning)"""
-    examples: int = 3
-    """example replies recorded before and after"""
-    start_range: tuple = (0.2, 0.6)
-    """where the base model's greedy accuracy should start for there to be room both ways"""
+    examples: int = 4
+    """example greedy replies recorded per measurement"""
+    bootstrap: int = 2000
+    """bootstrap resamples of the questions for the intervals over questions"""
+    arms: tuple = ("grpo", "dpo-on-policy")
+    """the trained models compared with the base model"""
 
 
 BUDGETS = {
     "cpu": Budget(),
-    "gpu": Budget(world="llm-gpu", digits=2, max_new_tokens=32, n_test=256, k_problems=64, samples=16,
+    "gpu": Budget(world="llm-gpu", max_new_tokens=64, budgets_considered=(32, 64, 96, 128), n_test=256,
                   grpo_steps=100, dpo_steps=100, prompts_per_step=16, group_size=8, lr=2e-5, lora_r=16),
-    "tiny": Budget(max_new_tokens=6, n_test=4, k_problems=2, samples=2, grpo_steps=1, dpo_steps=1,
-                   prompts_per_step=2, group_size=2, examples=2),
+    "tiny": Budget(max_new_tokens=6, budgets_considered=(4, 6), n_test=4, samples=2, grpo_steps=1, dpo_steps=1,
+                   prompts_per_step=2, group_size=2, examples=2, bootstrap=50),
 }
 
 ARMS = ("grpo", "dpo-on-policy")
+MODELS = ("base", *ARMS)
+
+
+def task_of(b):
+    """The question mix of budget `b`."""
+    parts = tuple(WordsTask(digits=d, template=b.template, max_new_tokens=b.max_new_tokens) for d in b.digits)
+    return parts[0] if len(parts) == 1 else MixedTask(parts)
 
 
 def world(b):
     """The LLM preset every run of budget `b` trains in."""
-    task = WordsTask(digits=b.digits, max_new_tokens=b.max_new_tokens)
-    p = llm_preset(b.world, model=b.model, task=task, llm={"lora_r": b.lora_r})
+    p = llm_preset(b.world, model=b.model, task=task_of(b), llm={"lora_r": b.lora_r})
     return p.with_(n_test=b.n_test, eval_problems=b.n_test,
                    rl={"prompts_per_step": b.prompts_per_step, "group_size": b.group_size, "lr": b.lr,
                        "dpo_beta": b.dpo_beta})
@@ -120,158 +136,164 @@ def parse_shares(texts):
             "unparsed_share": sum(not le for le in lenient) / n}
 
 
+def cut_flags(rollout, stops):
+    """(B,) True where a reply of `sampling.sample` did not end with a stop token: the budget cut it."""
+    last = rollout.input_ids[torch.arange(len(rollout)), rollout.prompt_len + rollout.response_lengths - 1]  # (B,)
+    return ~torch.isin(last, torch.as_tensor(stops, device=last.device))  # (B,)
+
+
 @torch.no_grad()
-def measure(policy, tokenizer, test, b, seed):
-    """Greedy accuracy, reply length, parse shares and examples on `test`; Pass@K / Maj@K on its start."""
-    common.phase(f"evaluating: greedy on {len(test)} questions, then sampling {b.samples} answers to each of "
-                 f"{min(b.k_problems, len(test))} for Pass@K / Maj@K")
-    r = sample(policy, tokenizer, test, greedy=True)
+def greedy(policy, tokenizer, test, budget, examples=0):
+    """Greedy accuracy, cut share, reply length and parse shares on `test` at `budget` new tokens."""
+    r = sample(policy, tokenizer, test, greedy=True, max_new_tokens=budget)
     right = rule_reward(r.problems, r.texts)  # (n,)
-    out = {"greedy": right.mean().item(), "reply_chars": float(np.mean([len(t) for t in r.texts])),
-           **parse_shares(r.texts)}
-    out["examples"] = [{"question": p.prompt, "answer": p.answer, "reply": t, "right": bool(ok)}
-                       for p, t, ok in list(zip(r.problems, r.texts, right.tolist()))[: b.examples]]
-    torch.manual_seed(10_000 + seed)  # Pass@K / Maj@K sampling: the seed's own noise, the same for each arm
-    out.update(common.pass_maj_curve(policy, tokenizer, test[: b.k_problems], b.samples, b.temperature))
+    out = {"greedy": right.mean().item(), "greedy_cut": cut_flags(r, stop_ids(policy, tokenizer)).float().mean().item(),
+           "reply_chars": float(np.mean([len(t) for t in r.texts])), **parse_shares(r.texts)}
+    if examples:
+        out["examples"] = [{"question": p.prompt, "answer": p.answer, "reply": t, "right": bool(ok)}
+                           for p, t, ok in list(zip(r.problems, r.texts, right.tolist()))[:examples]]
     return out
 
 
-def measure_base(p, b):
-    """The pretrained model as every seed starts from it, measured (sampling seed 0)."""
-    lab = make_lab(p, 0)
-    return measure(lab.policy, lab.tokenizer, lab.test_problems[: b.n_test], b, 0)
+def tally(answers):
+    """[[answer, count], ...] of one question's parsed answers, most frequent first (None: unparsed)."""
+    counts = {}
+    for a in answers:
+        counts[a] = counts.get(a, 0) + 1
+    return sorted(([a, c] for a, c in counts.items()), key=lambda x: (-x[1], str(x[0])))
 
 
-def run_seed(p, b, seed, before, progress=False):
-    """Each arm trained from the pretrained weights and measured: one seed's dict."""
-    t = common.Clock()
-    row = {"seed": seed, "before": before, "after": {}, "curves": {}, "train_wall_s": {}}
-    for arm in ARMS:
-        steps = b.grpo_steps if arm == "grpo" else b.dpo_steps
-        common.phase(f"seed {seed}: {arm}, {steps} steps from the pretrained weights")
-        r = train(method_of(arm), preset=p, steps=steps, seed=seed, progress=progress, eval_every=0)
-        test = r.lab.test_problems[: b.n_test]  # the base model's held-out questions (one split)
-        row["after"][arm] = measure(r.policy, r.tokenizer, test, b, seed)
-        row["curves"][arm] = [{k: m[k] for k in ("step", "seconds", "accuracy", "response_len", "kl") if k in m}
-                              for m in r.metrics]
-        row["train_wall_s"][arm] = r.summary["seconds"]
-        del r
-    row.update(t.read())
-    return row
+def question_curves(t, answer, ks):
+    """(Pass@K list, Maj@K list) of one question from its tally and right answer (exact estimators)."""
+    answers = [a for a, c in t for _ in range(c)]
+    n, c = len(answers), sum(c for a, c in t if a == answer)
+    return [pass_at_k(n, c, k) for k in ks], [maj_at_k(answers, answer, k) for k in ks]
+
+
+@torch.no_grad()
+def measure(policy, tokenizer, test, b, seed):
+    """One model on `test`: greedy as `greedy`, and `samples` sampled replies per question (sampling
+    seed 10_000 + seed): their tallies, cut share and Pass@K / Maj@K curves (means over questions)."""
+    common.phase(f"evaluating: greedy on {len(test)} questions, then {b.samples} samples of each")
+    clock = common.Clock()
+    out = greedy(policy, tokenizer, test, b.max_new_tokens, b.examples)
+    torch.manual_seed(10_000 + seed)  # the seed's own noise, the same for each model of the seed
+    ks, tallies, cut, tokens, curves = common.powers_of_two(b.samples), [], 0, 0, []
+    for p in test:
+        r = replies(policy, tokenizer, p, b.samples, b.max_new_tokens, b.temperature)
+        tallies.append(tally([answer_of(p, t) for t in r.texts]))
+        cut, tokens = cut + sum(r.cut), tokens + sum(r.tokens)
+        curves.append(question_curves(tallies[-1], p.answer, ks))
+    n = len(test) * b.samples
+    out.update(sampled_cut=cut / n, sampled_tokens=tokens / n, tallies=tallies,
+               pass_at_k=np.mean([c[0] for c in curves], 0).tolist(),
+               maj_at_k=np.mean([c[1] for c in curves], 0).tolist(), **clock.read())
+    return out
+
+
+TRAINING = ("grpo_steps", "dpo_steps", "prompts_per_step", "group_size", "lr", "dpo_beta", "lora_r")
+"""Budget fields that change a trained model's part only (a base model's part does not depend on them)."""
+SUMMARY_ONLY = ("arms", "bootstrap")
+"""Budget fields that change no part, only which parts are read and how they are summarised."""
+
+
+class Parts:
+    """OUT/real-model.parts/NAME.json: each finished unit of a run, reused by a run whose budget agrees on
+    every field the unit depends on (a base model's part: on none of TRAINING)."""
+
+    def __init__(self, folder, budget):
+        kept = {k: v for k, v in asdict(budget).items() if k not in SUMMARY_ONLY}
+        self.folder, self.budget = folder, json.loads(json.dumps(kept))
+
+    def get(self, name, compute):
+        path = os.path.join(self.folder, f"{name}.json")
+        keys = [k for k in self.budget if not (name.endswith("base") or name == "base-budgets") or k not in TRAINING]
+        if os.path.exists(path):
+            with open(path) as f:
+                part = json.load(f)
+            stored = part.get("budget") or {}
+            if any(stored.get(k) != self.budget[k] for k in keys):
+                raise ValueError(f"{path} was made with another budget; move the folder away or choose another --out")
+            return part["value"]
+        value = compute()
+        os.makedirs(self.folder, exist_ok=True)
+        with open(path + ".new", "w") as f:
+            json.dump({"budget": self.budget, "value": value}, f, allow_nan=False)
+        os.replace(path + ".new", path)  # a kill leaves no half-written part
+        return value
+
+
+def train_and_measure(p, b, seed, arm, test, progress):
+    """One arm trained from the pretrained weights on seed `seed`, and measured."""
+    steps = b.grpo_steps if arm == "grpo" else b.dpo_steps
+    common.phase(f"seed {seed}: {arm}, {steps} steps from the pretrained weights")
+    r = train(method_of(arm), preset=p, steps=steps, seed=seed, progress=progress, eval_every=0)
+    out = measure(r.policy, r.tokenizer, test, b, seed)
+    out["curve"] = [{k: m[k] for k in ("step", "seconds", "accuracy", "response_len") if k in m} for m in r.metrics]
+    out["train_wall_s"] = r.summary["seconds"]
+    return out
 
 
 def run(preset="auto", out="results", seeds=3, progress=True, **budget):
-    """Run the real-model experiment; write OUT/real-model.json and .png; return the result."""
+    """Run the experiment; write OUT/real-model.json and .png; return the result."""
     exp = common.begin("real-model", BUDGETS, preset, out, seeds, progress, budget)
     preset, b, say, clock = exp.preset, exp.budget, exp.say, exp.clock
-    if b.samples < 1 or b.k_problems < 1 or b.k_problems > b.n_test:
-        raise ValueError(f"need samples >= 1 and 1 <= k_problems <= n_test, got {b.samples}, {b.k_problems}, "
-                         f"{b.n_test}")
+    if b.samples < 2 or b.n_test < 2:
+        raise ValueError(f"need samples >= 2 and n_test >= 2, got {b.samples}, {b.n_test}")
     if min(b.grpo_steps, b.dpo_steps) < 1:
         raise ValueError(f"grpo_steps and dpo_steps must be >= 1, got {b.grpo_steps}, {b.dpo_steps}")
-    ks = common.powers_of_two(b.samples)
-    p = world(b)
-    per_seed, before = [], measure_base(p, b)
-    say(f"real-model base model: greedy {before['greedy']:.3f}, Maj@{ks[-1]} {before['maj_at_k'][-1]:.3f}, "
-        f"Pass@{ks[-1]} {before['pass_at_k'][-1]:.3f} ({clock.read()['wall_s']} s)")
+    if not b.arms or any(a not in ARMS for a in b.arms):
+        raise ValueError(f"arms must be some of {ARMS}, got {b.arms!r}")
+    if b.max_new_tokens not in b.budgets_considered:
+        raise ValueError(f"max_new_tokens {b.max_new_tokens} must be one of budgets_considered {b.budgets_considered}")
+    p, parts = world(b), Parts(os.path.join(out, "real-model.parts"), b)
+    lab = make_lab(p, 0)
+    test = lab.test_problems[: b.n_test]
+    sweep = parts.get("base-budgets", lambda: {str(n): greedy(lab.policy, lab.tokenizer, test, n)
+                                               for n in b.budgets_considered})
+    say("real-model base model, greedy: " + ", ".join(f"{n} tokens {v['greedy']:.3f} ({v['greedy_cut']:.0%} cut)"
+                                                     for n, v in sweep.items()))
+    per_seed = []
     for seed in range(seeds):
-        x = run_seed(p, b, seed, before, progress)
-        per_seed.append(x)
-        say(f"real-model seed {seed}: greedy {x['before']['greedy']:.3f} -> "
-            + ", ".join(f"{a} {x['after'][a]['greedy']:.3f}" for a in ARMS) + f" ({x['wall_s']} s)")
-    return exp.finish(summarise(ks, per_seed, preset, b, seeds, clock.read()), plot)
+        row = {"seed": seed, "base": parts.get(f"seed{seed}-base", lambda: measure(lab.policy, lab.tokenizer, test,
+                                                                                     b, seed))}
+        for arm in b.arms:
+            row[arm] = parts.get(f"seed{seed}-{arm}", lambda: train_and_measure(p, b, seed, arm, test, progress))
+        per_seed.append(row)
+        say(f"real-model seed {seed}: " + ", ".join(f"{m} greedy {row[m]['greedy']:.3f} Pass@{b.samples} "
+                                                   f"{row[m]['pass_at_k'][-1]:.3f}" for m in ("base", *b.arms)))
+    del lab
+    questions = [{"question": q.prompt, "answer": q.answer} for q in test]
+    result = summarise(per_seed, questions, sweep, preset, b, seeds, clock.read())
+    return exp.finish(result, plot)
 
 
-def _value(m, key):
-    """A metric of one measurement: a number, or the last (largest-K) entry of a curve."""
-    v = m[key]
-    return v[-1] if isinstance(v, list) else v
+def per_question(per_seed, questions, model, key, ks):
+    """(S, Q, K) array of one model's per-question Pass@K (key pass_at_k) or Maj@K (maj_at_k)."""
+    i = 0 if key == "pass_at_k" else 1
+    return np.array([[question_curves(t, q["answer"], ks)[i] for t, q in zip(s[model]["tallies"], questions)]
+                     for s in per_seed])
 
 
-def summarise(ks, per_seed, preset, b, seeds, seconds):
-    """Means and spread over seeds before and after, the changes and their verdicts, the headline."""
-    before = [x["before"] for x in per_seed]
+def summarise(per_seed, questions, sweep, preset, b, seeds, seconds):
+    """Means over seeds, each arm - base per K with its intervals and verdict, the picture, the headline."""
+    ks = common.powers_of_two(b.samples)
     result = {"experiment": "real-model", "preset": preset.name, "seeds": seeds, "budget": asdict(b), "k": ks,
-              "arms": list(ARMS), "before": {}, "after": {}, "change": {}}
-    result["before"], _ = common.mean_curves(before)
-    lo, hi = b.start_range
-    starts = [m["greedy"] for m in before]
-    result["start_in_range"] = {"per_seed": starts, "range": list(b.start_range),
-                                "all": all(lo <= v <= hi for v in starts)}
-    for arm in ARMS:
-        after = [x["after"][arm] for x in per_seed]
-        result["after"][arm], _ = common.mean_curves(after)
-        result["change"][arm] = {}
-        for key in METRICS:
-            d = [_value(a, key) - _value(m, key) for a, m in zip(after, before)]
-            result["change"][arm][key] = {"per_seed": d, **common.stats(d), "verdict": change(d)}
-        result["change"][arm]["train_wall_s"] = common.stats([x["train_wall_s"][arm] for x in per_seed])
+              "arms": list(b.arms), "budgets_considered": sweep,
+              "questions": questions, "mean": {}, "change": {}}
+    models = ("base", *b.arms)
+    for m in models:
+        result["mean"][m], _ = common.mean_curves([s[m] for s in per_seed])
+    curves = {m: {key: per_question(per_seed, questions, m, key, ks) for key in ("pass_at_k", "maj_at_k")} for m in models}
+    for arm in b.arms:
+        c = result["change"][arm] = {}
+        for key in ("pass_at_k", "maj_at_k"):
+            c[key] = [paired.compare(curves["base"][key][:, :, i], curves[arm][key][:, :, i], b.bootstrap)
+                      for i in range(len(ks))]
+        greedy_d = [s[arm]["greedy"] - s["base"]["greedy"] for s in per_seed]
+        c["greedy"] = {"per_seed": greedy_d, **common.stats(greedy_d)}
+        c["picture"] = paired.picture([x["verdict"] for x in c["pass_at_k"]], [x["verdict"] for x in c["maj_at_k"]])
     result["per_seed"] = per_seed
     result["seconds"] = seconds
     result["headline"] = headline(result)
     return result
-
-
-def headline(result):
-    """The numbers worth printing: per arm, each metric before -> after and its verdict."""
-    K = result["k"][-1]
-    names = {"greedy": "greedy accuracy", "maj_at_k": f"Maj@{K}", "pass_at_k": f"Pass@{K}",
-             "reply_chars": "reply length (chars)", "strict_share": "strict-parse share"}
-    head = {"base model greedy accuracy": common.fmt(common.stats(result["start_in_range"]["per_seed"])),
-            "started in range": result["start_in_range"]["all"]}
-    for arm in result["arms"]:
-        rows = {}
-        for key, label in names.items():
-            before = common.stats([_value(x["before"], key) for x in result["per_seed"]])
-            after = common.stats([_value(x["after"][arm], key) for x in result["per_seed"]])
-            c = result["change"][arm][key]
-            rows[label] = f"{common.fmt(before)} -> {common.fmt(after)} ({c['verdict']}, {c['mean']:+.3f})"
-        head[arm] = rows
-    head.update(seeds=result["seeds"], wall_s=result["seconds"]["wall_s"], cpu_s=result["seconds"]["cpu_s"])
-    return head
-
-
-def table(result):
-    """Rows (metric, before, one column per arm) of means over seeds, for a notebook to print."""
-    K = result["k"][-1]
-    keys = [("greedy", "greedy accuracy"), ("maj_at_k", f"Maj@{K}"), ("pass_at_k", f"Pass@{K}"),
-            ("reply_chars", "reply length (chars)"), ("strict_share", "answers parsed strictly"),
-            ("lenient_only_share", "answers parsed only leniently"), ("unparsed_share", "no answer")]
-    rows = []
-    for key, label in keys:
-        mean = lambda m: float(np.mean([_value(m_, key) for m_ in m]))  # noqa: E731
-        row = [label, mean([x["before"] for x in result["per_seed"]])]
-        row += [mean([x["after"][arm] for x in result["per_seed"]]) for arm in result["arms"]]
-        rows.append(row)
-    return ["metric", "before", *result["arms"]], rows
-
-
-def plot(result):
-    """Greedy accuracy per seed before and after each arm, and Maj@K / Pass@K against K (means)."""
-    import matplotlib.pyplot as plt  # here, not at the top: running an experiment needs no matplotlib
-    ks, arms = result["k"], result["arms"]
-    fig, axes = plt.subplots(1, 3, figsize=(11, 3.2))
-    names = ["before", *arms]
-    for x in result["per_seed"]:
-        vals = [x["before"]["greedy"]] + [x["after"][a]["greedy"] for a in arms]
-        axes[0].plot(range(len(names)), vals, marker="o", color="grey", alpha=0.6)
-    means = [result["before"]["greedy"]] + [result["after"][a]["greedy"] for a in arms]
-    axes[0].plot(range(len(names)), means, marker="s", color="C3", lw=2, label=Text("mean"))
-    axes[0].set_xticks(range(len(names)), [Text("before")] + names[1:])
-    axes[0].set(ylabel=Text("held-out greedy accuracy"), title=Text("each seed (grey)"))
-    axes[0].legend(fontsize=7)
-    for ax, key, label in zip(axes[1:], ("maj_at_k", "pass_at_k"), ("Maj@K", "Pass@K")):
-        ax.plot(ks, result["before"][key], marker="o", color="grey", label=Text("before"))
-        for i, a in enumerate(arms):
-            ax.plot(ks, result["after"][a][key], marker="o", color=f"C{i}", label=a)
-        ax.set_xscale("log", base=2)
-        ax.set_xticks(ks, [str(k) for k in ks])
-        ax.set(xlabel="K", title=label)
-        ax.legend(fontsize=7)
-    for ax in axes:
-        ax.grid(alpha=0.3)
-    b = result["budget"]
-    fig.suptitle(Text("{model} on sums in words ({digits} digit): {seeds} seed(s), GRPO {grpo} / DPO {dpo} steps",
-                      model=b["model"], digits=b["digits"], seeds=result["seeds"], grpo=b["grpo_steps"], dpo=b["dpo_steps"]))
-    fig.tight_layout()
-    return fig

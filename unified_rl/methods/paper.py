@@ -6,8 +6,10 @@
 | rft        | FrozenPolicySamples    | rule            | I(o)                               eq 10|
 | online-rft | PolicySamples          | rule            | I(o)                               eq 11|
 | dpo        | PreferencePairs        | rule (pairs)    | +-beta sigma(beta x- - beta x+)    eq 14|
+|            |                        |                 | (or TRL's other loss types: DPOConfig)  |
 | ppo        | PolicySamples          | rule + KL       | A_t from GAE with a value model    eq 18|
 | grpo       | PolicySamples          | rule            | A-hat + beta (pi_ref/pi - 1)       eq 21|
+|            |                        |                 | (GRPOConfig: TRL's and verl's options)  |
 | grpo-process | PolicySamples        | per-step rule   | process A-hat + KL term (§4.1.3)        |
 
 No method is a branch in the trainer: each is a `paradigm.Method` value in `methods.METHODS`. Each carries
@@ -15,15 +17,19 @@ its own objective J (from `objectives`, never from its coefficient), so `verify.
 prove that the coefficient the trainer calls is J's. Adding a method: docs/ARCHITECTURE.md.
 """
 
+from dataclasses import dataclass, field
+
 import torch
 
 from .. import coefficients as C, distributed, objectives as O
+from ..coefficients.dpo_losses import LOSS_TYPES, NORMS, check_settings
 from ..advantages import gae, group_relative_process
 from ..data import FixedDataset, FrozenPolicySamples, PolicySamples, PreferencePairs, pairs
 from ..kl import k1
 from ..models import ValueModel
 from ..paradigm import Method
 from ..rewards import RuleReward, process_rewards
+from .options import GRPOConfig, gc_options_of, options_of
 
 rule = RuleReward()
 
@@ -53,7 +59,55 @@ def online_rft_objective(step):
     return O.online_rft(step.logp, step.scores, step.batch.mask)
 
 
+@dataclass(frozen=True)
+class DPOConfig:
+    """DPO's loss, as TRL's DPOConfig names it (each loss type's GC: coefficients/dpo_losses.py)."""
+
+    dpo_loss: str = field(default="sigmoid", metadata={"choices": LOSS_TYPES})
+    """TRL's loss_type: sigmoid is eq 12's log sigmoid; the others replace it (notebook 11's map)"""
+    dpo_norm: str = field(default="mean", metadata={"choices": NORMS})
+    """mean: per-token mean log-ratios, as eq 12 prints them (TRL's sigmoid_norm and ipo); sum: their
+    sums over the response, as the DPO paper and TRL's other loss types take them (a longer response
+    gets a GC |o| times larger). sigmoid_norm is always "mean", as in TRL"""
+    dpo_label_smoothing: float = 1e-3
+    """eps of robust (the probability a label is flipped), exo_pair (its target (1 - eps, eps)) and
+    aot: TRL's label_smoothing. 1e-3 is EXO's value; TRL's default 0 is refused by exo_pair and makes
+    robust and aot the plain sigmoid loss"""
+    dpo_discopop_tau: float = 0.05
+    """tau of discopop: the temperature of its blend of the logistic and exponential losses"""
+
+    def __post_init__(self):
+        check_settings(self.dpo_loss, self.dpo_norm, 1.0, self.dpo_label_smoothing, self.dpo_discopop_tau)
+
+
+def _dpo_args(step):
+    (lc, lr), (rc, rr), (mc, mr) = pairs(step.logp), pairs(step.logp_ref), pairs(step.batch.mask)
+    return lc, rc, mc, lr, rr, mr
+
+
+def _loss_settings(step):
+    hp = step.hp
+    return dict(norm=hp.dpo_norm, label_smoothing=hp.dpo_label_smoothing, discopop_tau=hp.dpo_discopop_tau)
+
+
+def _eq12(hp):
+    """Whether the run's loss is eq 12 as printed, the log sigmoid of mean log-ratios (TRL's sigmoid_norm);
+    so is a Step given no settings (paradigm.step_from_tensors)."""
+    return hp is None or hp.dpo_loss == "sigmoid_norm" or (hp.dpo_loss, hp.dpo_norm) == ("sigmoid", "mean")
+
+
+def _trl_loss_gc(step):
+    """The GC of another of TRL's loss types, or of sums in place of eq 12's means (notebook 11's map)."""
+    cc, cr = C.dpo_loss(step.hp.dpo_loss, *_dpo_args(step), step.cfg.dpo_beta, **_loss_settings(step))
+    return torch.cat([cc, cr]) * 2  # (2B, T): the x2 of dpo_gc
+
+
 def dpo_gc(step):
+    if not _eq12(step.hp):  # DPOConfig picked another loss: coefficients/dpo_losses.py
+        if step.hp.dpo_loss.startswith("aot") and distributed.split():
+            raise ValueError(f"dpo_loss={step.hp.dpo_loss!r} ranks the margins over the whole batch, which a rank "
+                             "holding a share of it cannot do: run it in one process (without torchrun)")
+        return _trl_loss_gc(step)
     (lc, lr), (rc, rr), (mc, mr) = pairs(step.logp), pairs(step.logp_ref), pairs(step.batch.mask)
     cc, cr = C.dpo(lc, rc, mc, lr, rr, mr, step.cfg.dpo_beta)
     # the surrogate averages over 2B rows, eq 12 over B pairs: x2 keeps the gradient exactly eq 13's
@@ -61,8 +115,9 @@ def dpo_gc(step):
 
 
 def dpo_objective(step):
-    (lc, lr), (rc, rr), (mc, mr) = pairs(step.logp), pairs(step.logp_ref), pairs(step.batch.mask)
-    return O.dpo(lc, rc, mc, lr, rr, mr, step.cfg.dpo_beta)
+    if _eq12(step.hp):
+        return O.dpo(*_dpo_args(step), step.cfg.dpo_beta)  # eq 12
+    return O.dpo_loss(step.hp.dpo_loss, *_dpo_args(step), step.cfg.dpo_beta, **_loss_settings(step))
 
 
 def ppo_gc(step):
@@ -74,15 +129,24 @@ def ppo_objective(step):
 
 
 def grpo_gc(step):
-    # process supervision hands its own per-token advantages; outcome supervision the scores
-    scores = None if step.adv is not None else step.scores
-    return C.grpo(scores, step.batch.group_size, step.logp, step.logp_ref, step.batch.mask,
-                  step.cfg.beta, adv=step.adv, **_clip_args(step))
+    """Eq 21 with GRPO's settings (methods/options.py): at their defaults exactly `coefficients.grpo`."""
+    return C.grpo_options(step.scores, step.batch.group_size, step.logp, step.logp_ref, step.batch.mask,
+                          step.cfg.beta, logp_old=step.logp_old, clip_eps=step.cfg.clip_eps, **gc_options_of(step))
 
 
 def grpo_objective(step):
-    scores = None if step.adv is not None else step.scores
-    return O.grpo(step.logp, step.logp_old, step.logp_ref, scores, step.batch.group_size, step.batch.mask,
+    return O.grpo_options(step.logp, step.logp_old, step.logp_ref, step.scores, step.batch.group_size,
+                          step.batch.mask, step.cfg.beta, step.cfg.clip_eps, **options_of(step))
+
+
+def grpo_process_gc(step):
+    # process supervision hands its own per-token advantages (eq 21 with adv)
+    return C.grpo(None, step.batch.group_size, step.logp, step.logp_ref, step.batch.mask,
+                  step.cfg.beta, adv=step.adv, **_clip_args(step))
+
+
+def grpo_process_objective(step):
+    return O.grpo(step.logp, step.logp_old, step.logp_ref, None, step.batch.group_size, step.batch.mask,
                   step.cfg.beta, step.cfg.clip_eps, adv=step.adv)
 
 
@@ -146,7 +210,7 @@ RFT = Method("rft", FrozenPolicySamples, rule, rft_gc, objective=rft_objective, 
 ONLINE_RFT = Method("online-rft", PolicySamples, rule, rft_gc,  # eq 11: the very same GC as eq 10
                     objective=online_rft_objective, paper=_CITE.format("eq 11"),
                     summary="imitate the policy's own correct samples")
-DPO = Method("dpo", PreferencePairs, rule, dpo_gc, objective=dpo_objective,
+DPO = Method("dpo", PreferencePairs, rule, dpo_gc, objective=dpo_objective, hparams=DPOConfig(),
              paper=_CITE.format("eq 12-14") + "; Rafailov et al., arXiv 2305.18290",
              summary="raise correct over incorrect SFT samples, relative to pi_ref",
              # nothing but the saturating sigmoid stops DPO pushing rejected answers down, and its
@@ -159,9 +223,9 @@ PPO = Method("ppo", PolicySamples, rule, ppo_gc, objective=ppo_objective, advant
              paper=_CITE.format("eq 15-18 (eq 2's KL reward)") + "; GAE: arXiv 1506.02438",
              summary="policy gradient with GAE advantages from a learned value model")
 GRPO = Method("grpo", PolicySamples, rule, grpo_gc, objective=grpo_objective, off_policy=True,
-              paper=_CITE.format("eq 19-21"),
+              hparams=GRPOConfig(), paper=_CITE.format("eq 19-21"),
               summary="policy gradient with group-relative advantages and a k3 KL penalty")
-GRPO_PROCESS = Method("grpo-process", PolicySamples, rule, grpo_gc, objective=grpo_objective,
+GRPO_PROCESS = Method("grpo-process", PolicySamples, rule, grpo_process_gc, objective=grpo_process_objective,
                       advantage=process_advantage, off_policy=True,
                       paper=_CITE.format("§4.1.3 with eq 19-21"),
                       summary="GRPO with per-step (process) rewards")

@@ -20,12 +20,16 @@ R(o) - beta log(pi/pi_ref); the package's RLOO omits it (rule reward only, `uses
 it differs from Dr. GRPO only in its baseline and aggregation.
 """
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Optional
 
 from .. import coefficients as C, distributed, objectives as O
+from ..advantages import SCALES
 from ..data import DynamicSampling, GreedyBaselinePairs, PolicySamples
 from ..paradigm import Method
 from ..rewards import OverlongReward, RuleReward
+from .baselines import BASELINES
+from .ratio_shapes import RATIO_SHAPES
 
 rule = RuleReward()
 
@@ -74,9 +78,16 @@ class CISPOConfig:
     """CISPO (arXiv 2506.13585): the paper tunes only the upper bound of the weight."""
 
     cispo_clip_eps_high: float = 0.28
-    """the weight is min(r, 1 + eps_high); 0.28 is this lab's choice (DAPO's eps_high)"""
+    """the weight is min(r, 1 + eps_high); 0.28 is this lab's choice (DAPO's eps_high). TRL's epsilon_high is
+    the bound itself, 1 + this (ScaleRL's 5.0 is cispo_clip_eps_high = 4)"""
     aggregation: str = "token-mean"
-    """CISPO's token-mean"""
+    """CISPO's token-mean (TRL's cispo: batch-token-mean)"""
+    scale_rewards: str = field(default="group", metadata={"choices": SCALES})
+    """A's scale: the group's std, the batch's, or none (TRL's scale_rewards)"""
+    adv_eps: float = 1e-6
+    """eps of A's denominator (TRL's: 1e-4)"""
+    cispo_clip_eps: Optional[float] = field(default=None, metadata={"choices": (None, 0.2)})
+    """the weight's lower bound 1 - cispo_clip_eps (None: none, as the paper and TRL; verl clips at clip_ratio_low)"""
     max_len: float = 17.0
     """L, used only by the constant aggregation"""
 
@@ -99,10 +110,21 @@ class ReinforcePPConfig:
     """how the per-token PPO terms are averaged"""
     max_len: float = 17.0
     """L, used only by the constant aggregation"""
+    reinforce_baseline: str = field(default="group", metadata={"choices": ("group", "none")})
+    """subtract each group's mean reward before the batch normalisation (the paper's "with baseline", verl's
+    reinforce_plus_plus_baseline), or not (verl's reinforce_plus_plus)"""
+    kl_in: str = field(default="return", metadata={"choices": ("return", "loss")})
+    """where the KL sits: k1 summed into the return (the paper's), or k3 as a loss on each token (GRPO's
+    eq 21; verl's use_kl_loss=True with kl_loss_type=low_var_kl, the recipe of reinforce_plus_plus_baseline)"""
 
 
 def _agg(step):
     return dict(aggregation=step.hp.aggregation, max_len=step.hp.max_len)
+
+
+def _gc_agg(step):
+    """The aggregation settings for a coefficient: in a distributed run, with the reductions over every rank's rows."""
+    return dict(_agg(step), across=distributed.across())
 
 
 def _clip(step):
@@ -115,7 +137,7 @@ def _g(step):
 
 def dr_grpo_gc(step):
     return C.dr_grpo(step.scores, _g(step), step.logp, step.logp_ref, step.batch.mask, step.cfg.beta,
-                     step.hp.max_len, aggregation=step.hp.aggregation, **_clip(step))
+                     step.hp.max_len, aggregation=step.hp.aggregation, across=distributed.across(), **_clip(step))
 
 
 def dr_grpo_objective(step):
@@ -125,7 +147,7 @@ def dr_grpo_objective(step):
 
 def dapo_gc(step):
     return C.dapo(step.scores, _g(step), step.logp, step.logp_old, step.batch.mask, step.cfg.clip_eps,
-                  step.hp.clip_eps_high, **_agg(step))
+                  step.hp.clip_eps_high, **_gc_agg(step))
 
 
 def dapo_objective(step):
@@ -135,7 +157,7 @@ def dapo_objective(step):
 
 def gspo_gc(step):
     return C.gspo(step.scores, _g(step), step.logp, step.logp_old, step.batch.mask, step.hp.gspo_clip_eps,
-                  step.hp.gspo_clip_eps_high, **_agg(step))
+                  step.hp.gspo_clip_eps_high, **_gc_agg(step))
 
 
 def gspo_objective(step):
@@ -144,17 +166,17 @@ def gspo_objective(step):
 
 
 def cispo_gc(step):
-    return C.cispo(step.scores, _g(step), step.logp, step.logp_old, step.batch.mask,
-                   step.hp.cispo_clip_eps_high, **_agg(step))
+    return C.cispo(step.scores, _g(step), step.logp, step.logp_old, step.batch.mask, step.hp.cispo_clip_eps_high,
+                   step.hp.cispo_clip_eps, eps=step.hp.adv_eps, scale_rewards=step.hp.scale_rewards, **_gc_agg(step))
 
 
 def cispo_objective(step):
-    return O.cispo(step.logp, step.logp_old, step.scores, _g(step), step.batch.mask,
-                   step.hp.cispo_clip_eps_high, **_agg(step))
+    return O.cispo(step.logp, step.logp_old, step.scores, _g(step), step.batch.mask, step.hp.cispo_clip_eps_high,
+                   step.hp.cispo_clip_eps, eps=step.hp.adv_eps, scale_rewards=step.hp.scale_rewards, **_agg(step))
 
 
 def rloo_gc(step):
-    return C.rloo(step.scores, _g(step), step.batch.mask, logp=step.logp, **_clip(step), **_agg(step))
+    return C.rloo(step.scores, _g(step), step.batch.mask, logp=step.logp, **_clip(step), **_gc_agg(step))
 
 
 def rloo_objective(step):
@@ -162,25 +184,32 @@ def rloo_objective(step):
                   **_clip(step))
 
 
-def reinforce_pp_advantage(lab, batch, scores, logp_ref, extra):
-    """A_t = R - beta sum_{t' >= t} log(pi_old / pi_ref), normalised over the batch, once per batch."""
-    return C.reinforce_pp_advantage(scores, batch.logp, logp_ref, batch.mask, lab.preset.rl.beta,
-                                    batch.group_size, across=distributed.across())  # over every rank's rows
+def reinforce_pp_adv(step):
+    """A_t = R - beta sum_{t' >= t} log(pi_sampler / pi_ref) (no KL there with kl_in="loss"), batch-normalised
+    over every rank's rows in a distributed run.
+
+    The same for every update of a batch: the KL is the sampler's (a Rollout's logp; bare tensors from
+    step_from_tensors use logp_old)."""
+    sampler = getattr(step.batch, "logp", step.logp_old)
+    beta = step.cfg.beta if step.hp.kl_in == "return" else 0.0
+    return C.reinforce_pp_advantage(step.scores, sampler, step.logp_ref, step.batch.mask, beta, _g(step),
+                                    across=distributed.across(), baseline=step.hp.reinforce_baseline)
 
 
 def reinforce_pp_gc(step):
-    return C.reinforce_pp(step.adv, step.batch.mask, logp=step.logp, **_clip(step), **_agg(step))
+    kl = dict(logp_ref=step.logp_ref, beta=step.cfg.beta) if step.hp.kl_in == "loss" else {}
+    return C.reinforce_pp(reinforce_pp_adv(step), step.batch.mask, logp=step.logp, **_clip(step), **_gc_agg(step), **kl)
 
 
 def reinforce_pp_objective(step):
-    # the KL in the return is the sampler's (a Rollout's logp); bare tensors (step_from_tensors) use logp_old
     sampler = getattr(step.batch, "logp", step.logp_old)
     return O.reinforce_pp(step.logp, step.logp_old, step.logp_ref, step.scores, step.batch.mask, step.cfg.beta,
-                          step.cfg.clip_eps, _g(step), aggregation=step.hp.aggregation, kl_logp=sampler)
+                          step.cfg.clip_eps, _g(step), aggregation=step.hp.aggregation, kl_logp=sampler,
+                          kl_in=step.hp.kl_in, baseline=step.hp.reinforce_baseline)
 
 
 def remax_gc(step):
-    return C.remax(step.scores, step.batch.mask, logp=step.logp, **_clip(step), **_agg(step))
+    return C.remax(step.scores, step.batch.mask, logp=step.logp, **_clip(step), **_gc_agg(step))
 
 
 def remax_objective(step):
@@ -203,11 +232,11 @@ RLOO = Method("rloo", PolicySamples, rule, rloo_gc, objective=rloo_objective, us
               hparams=SequenceConfig(), paper="RLOO, Ahmadian et al., arXiv 2402.14740",
               summary="REINFORCE with the leave-one-out baseline: k/(k-1) (r - mean), no std; no KL")
 REINFORCE_PP = Method("reinforce++", PolicySamples, rule, reinforce_pp_gc, objective=reinforce_pp_objective,
-                      advantage=reinforce_pp_advantage, off_policy=True, hparams=ReinforcePPConfig(),
+                      off_policy=True, hparams=ReinforcePPConfig(),
                       paper="REINFORCE++, Hu et al., arXiv 2501.03262",
                       summary="returns with the k1 KL in them, normalised over the whole batch")
 REMAX = Method("remax", GreedyBaselinePairs, rule, remax_gc, objective=remax_objective, uses_ref=False,
                off_policy=True, hparams=SequenceConfig(), paper="ReMax, Li et al., arXiv 2310.10505",
                summary="REINFORCE with the greedy answer's reward as the baseline; no KL")
 
-POLICY_GRADIENT = (DR_GRPO, DAPO, GSPO, CISPO, RLOO, REINFORCE_PP, REMAX)
+POLICY_GRADIENT = (DR_GRPO, DAPO, GSPO, CISPO, RLOO, REINFORCE_PP, REMAX) + RATIO_SHAPES + BASELINES

@@ -15,7 +15,7 @@ here is twice the paper's, as `methods.dpo_gc` is for DPO. Each method's setting
 dataclass (`Method.hparams`): train("ipo", ipo_tau=2.0) sets them.
 """
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field, fields
 
 import torch
 
@@ -52,15 +52,29 @@ class SimPOConfig:
 
 @dataclass(frozen=True)
 class KTOConfig:
-    """KTO (arXiv 2402.01306)."""
+    """KTO (arXiv 2402.01306); kto_loss and kto_norm name TRL's KTOConfig choices."""
 
     kto_beta: float = 0.1
-    """beta: as DPO's, the scale of the implicit reward"""
+    """beta: how sharply the value sigmoid(beta (x - z0)) saturates (the paper's risk aversion). The GC
+    is lambda beta sigmoid(z) sigmoid(-z), z = beta (x - z0): at most lambda beta / 4 (at x = z0), fading
+    once |x - z0| passes a few 1/beta. Unlike DPO's beta it scales no margin between two responses,
+    and with x a per-token mean, beta = 0.1 keeps |z| small: the GC is then nearly the constant lambda beta / 4"""
     kto_lam_d: float = 5.0
     """lambda_D: weight of desirable responses (the paper: lam_d n_d / (lam_u n_u) in [1, 4/3];
     about 18 % of the SFT model's samples are right on the lab)"""
     kto_lam_u: float = 1.0
     """lambda_U: weight of undesirable responses"""
+    kto_loss: str = field(default="kto", metadata={"choices": ("kto", "apo_zero_unpaired")})
+    """TRL's KTO loss_type: kto, or apo_zero_unpaired (APO-zero, arXiv 2408.06266): KTO with z0 = 0"""
+    kto_norm: str = field(default="mean", metadata={"choices": ("mean", "sum")})
+    """mean: x is the per-token mean log-ratio (as this package's DPO); sum: the sequence log-ratio, as the
+    paper and TRL's KTOTrainer take it (z0 too; a longer response gets a GC |o| times larger)"""
+
+    def __post_init__(self):
+        for f in fields(self):
+            if "choices" in f.metadata and getattr(self, f.name) not in f.metadata["choices"]:
+                raise ValueError(f"unknown {f.name} {getattr(self, f.name)!r}; choose one of "
+                                 f"{', '.join(f.metadata['choices'])}")
 
 
 @dataclass(frozen=True)
@@ -94,23 +108,27 @@ def simpo_objective(step):
 
 
 def _kto_inputs(step):
-    """(logp, logp_ref, mask, desirable, z0) of the labelled half; z0 from the mismatched half, detached."""
+    """(logp, logp_ref, mask, desirable, z0) of the labelled half; z0 from the mismatched half, detached
+    (0 for apo_zero_unpaired, which has no reference point)."""
     (lp, lp_kl), (ref, ref_kl), (m, m_kl) = _halves(step.logp, step.logp_ref, step.batch.mask)
     desirable = (_halves(step.scores)[0][0] > 0.5).to(m.dtype)  # (B,) the reward's label
-    return lp, ref, m, desirable, C.kto_reference_point(lp_kl, ref_kl, m_kl, across=distributed.across())
+    if step.hp.kto_loss == "apo_zero_unpaired":
+        return lp, ref, m, desirable, 0.0
+    return lp, ref, m, desirable, C.kto_reference_point(lp_kl, ref_kl, m_kl, norm=step.hp.kto_norm,
+                                                        across=distributed.across())
 
 
 def kto_gc(step):
     lp, ref, m, desirable, z0 = _kto_inputs(step)
     hp = step.hp
-    c = C.kto(lp, ref, m, desirable, z0, hp.kto_beta, hp.kto_lam_d, hp.kto_lam_u)
+    c = C.kto(lp, ref, m, desirable, z0, hp.kto_beta, hp.kto_lam_d, hp.kto_lam_u, norm=hp.kto_norm)
     return 2 * torch.cat([c, torch.zeros_like(c)])  # (2B, T): the mismatched rows only give z0
 
 
 def kto_objective(step):
     lp, ref, m, desirable, z0 = _kto_inputs(step)
     hp = step.hp
-    return O.kto(lp, ref, m, desirable, z0, hp.kto_beta, hp.kto_lam_d, hp.kto_lam_u)
+    return O.kto(lp, ref, m, desirable, z0, hp.kto_beta, hp.kto_lam_d, hp.kto_lam_u, norm=hp.kto_norm)
 
 
 def orpo_gc(step):

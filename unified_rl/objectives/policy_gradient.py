@@ -10,19 +10,22 @@ import torch
 
 from .. import _checks, kl
 
-_AGG = ("seq-mean-token-mean", "token-mean", "constant")
+_AGG = ("seq-mean-token-mean", "token-mean", "batch-token-mean", "constant")
 
 
 def _aggregate(terms, mask, aggregation, group_size=None, max_len=None):
-    """One number from per-token terms f_{i,t} (coefficients/policy_gradient.py lists the three choices)."""
+    """One number from per-token terms f_{i,t} (coefficients/policy_gradient.py lists the choices).
+
+    A row or group without tokens (left out of the loss) adds 0 and still counts in the mean over rows.
+    """
     if aggregation not in _AGG:
         raise ValueError(f"unknown aggregation {aggregation!r}; choose one of {', '.join(_AGG)}")
     B = mask.shape[0]
     if aggregation == "seq-mean-token-mean":  # (1/B) sum_i (1/|o_i|) sum_t f
-        return ((terms * mask).sum(-1) / mask.sum(-1)).mean()
-    if aggregation == "token-mean":  # mean over groups of sum_{i in g} sum_t f / sum_{i in g} |o_i|
-        G = B if group_size is None else group_size
-        per_group = (terms * mask).reshape(B // G, -1).sum(-1) / mask.reshape(B // G, -1).sum(-1)
+        return ((terms * mask).sum(-1) / mask.sum(-1).clamp(min=1)).mean()
+    if aggregation in ("token-mean", "batch-token-mean"):  # mean over groups of sum_g f / sum_g |o_i|
+        G = B if group_size is None or aggregation == "batch-token-mean" else group_size
+        per_group = (terms * mask).reshape(B // G, -1).sum(-1) / mask.reshape(B // G, -1).sum(-1).clamp(min=1)
         return per_group.mean()
     if max_len is None:
         raise ValueError("the constant normaliser needs max_len")
@@ -88,13 +91,23 @@ def gspo(logp, logp_old, rewards, group_size, mask, clip_eps=3e-4, clip_eps_high
 
 
 def cispo(logp, logp_old, rewards, group_size, mask, clip_eps_high, clip_eps=None, eps=1e-6,
-          aggregation="token-mean", max_len=None):
-    """CISPO (arXiv 2506.13585, §3.1): 1/sum_i |o_i| sum_i sum_t sg(clip(r, 1-eps_low, 1+eps_high)) A log pi."""
+          aggregation="token-mean", max_len=None, scale_rewards="group"):
+    """CISPO (arXiv 2506.13585, §3.1): 1/sum_i |o_i| sum_i sum_t sg(clip(r, 1-eps_low, 1+eps_high)) A log pi.
+
+    scale_rewards: A = (r - group mean) over the group's std + eps, the batch's, or 1 (TRL's option)."""
     logp, mask = _setup(logp, mask)
     ratio = torch.exp(logp - _checks.per_token(logp_old, "logp_old", mask))
     low = -float("inf") if clip_eps is None else 1 - clip_eps
     weight = torch.clamp(ratio, low, 1 + clip_eps_high).detach()  # sg(.): the weight is not differentiated
-    return _aggregate(weight * _hat(rewards, group_size, mask, eps) * logp, mask, aggregation, group_size, max_len)
+    if scale_rewards == "group":
+        A = _hat(rewards, group_size, mask, eps)
+    else:
+        r = _rewards(rewards, group_size, mask)
+        A = r - r.mean(-1, keepdim=True)
+        if scale_rewards == "batch":
+            A = A / (r.flatten().std() + eps)
+        A = A.view(-1, 1).to(mask.dtype).expand_as(mask)
+    return _aggregate(weight * A * logp, mask, aggregation, group_size, max_len)
 
 
 def rloo(logp, rewards, group_size, mask, aggregation="constant", max_len=1.0, *, logp_old=None, clip_eps=None):
@@ -114,24 +127,29 @@ def rloo(logp, rewards, group_size, mask, aggregation="constant", max_len=1.0, *
 
 
 def reinforce_pp(logp, logp_old, logp_ref, rewards, mask, beta, clip_eps, group_size=1, eps=1e-6,
-                 aggregation="seq-mean-token-mean", *, kl_logp=None):
+                 aggregation="seq-mean-token-mean", *, kl_logp=None, kl_in="return", baseline="group"):
     """REINFORCE++ (arXiv 2501.03262): PPO's clipped objective on A_t = R - beta sum_{i >= t} KL(i),
-    KL(i) = log(pi_old / pi_ref), normalised over the batch's tokens (group mean subtracted if G > 1).
+    KL(i) = log(pi_old / pi_ref), normalised over the batch's tokens (group mean subtracted if G > 1 and
+    baseline="group"). kl_in="loss": A without the KL, and J - beta k3 per token instead.
 
     kl_logp: the sampler's log-probs the KL is measured with (default logp_old).
     """
     logp, mask = _setup(logp, mask)
     r = _rewards(rewards, group_size, mask)
-    if group_size > 1:
+    if group_size > 1 and baseline == "group":
         r = r - r.mean(-1, keepdim=True)
     old = _checks.per_token(logp_old, "logp_old", mask)
+    ref = _checks.per_token(logp_ref, "logp_ref", mask)
     sampler = old if kl_logp is None else _checks.per_token(kl_logp, "kl_logp", mask)
-    kl_t = ((sampler - _checks.per_token(logp_ref, "logp_ref", mask)) * mask).double()  # (B, T) k1 of the sampler
+    kl_t = ((sampler - ref) * mask).double()  # (B, T) k1 of the sampler
     later = torch.stack([kl_t[:, t:].sum(-1) for t in range(mask.shape[1])], 1)  # sum_{i >= t} KL(i)
-    A = r.view(-1, 1) - beta * later  # (B, T)
+    A = r.view(-1, 1) - (beta if kl_in == "return" else 0.0) * later  # (B, T)
     on = mask.bool()
     A = ((A - A[on].mean()) / (A[on].std() + eps)).to(mask.dtype)  # normalised over the whole batch
-    return _aggregate(_min_clip(torch.exp(logp - old), A, clip_eps, clip_eps), mask, aggregation)
+    terms = _min_clip(torch.exp(logp - old), A, clip_eps, clip_eps)
+    if kl_in == "loss":
+        terms = terms - beta * kl.k3(logp, ref)
+    return _aggregate(terms, mask, aggregation)
 
 
 def remax(logp, rewards, mask, aggregation="constant", max_len=1.0, *, logp_old=None, clip_eps=None):

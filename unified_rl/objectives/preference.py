@@ -51,9 +51,10 @@ def simpo(logp_chosen, mask_chosen, logp_rejected, mask_rejected, beta, gamma):
     return F.logsigmoid(reward_c - reward_r - gamma).mean()
 
 
-def kto(logp, logp_ref, mask, desirable, z0, beta, lam_d=1.0, lam_u=1.0):
+def kto(logp, logp_ref, mask, desirable, z0, beta, lam_d=1.0, lam_u=1.0, norm="mean"):
     """KTO, arXiv 2402.01306 section 4.1: J = -E[lambda_y - v(x, y)], v = lam_d sigmoid(beta (r - z0)) for
-    desirable y, lam_u sigmoid(beta (z0 - r)) for undesirable y; r the log-ratio, z0 held fixed."""
+    desirable y, lam_u sigmoid(beta (z0 - r)) for undesirable y; r the log-ratio (its per-token mean,
+    or under norm="sum" its sum, as printed), z0 held fixed."""
     mask = _checks.response_mask(mask)
     desirable = _checks.per_sequence(desirable, "desirable", mask.shape[0]).to(mask.dtype)
     if not ((desirable == 0) | (desirable == 1)).all():
@@ -61,7 +62,11 @@ def kto(logp, logp_ref, mask, desirable, z0, beta, lam_d=1.0, lam_u=1.0):
     beta = _checks.scalar(beta, "beta", low=0.0)
     lam_d, lam_u = _checks.scalar(lam_d, "lam_d", low=0.0), _checks.scalar(lam_u, "lam_u", low=0.0)
     z0 = _checks.scalar(z0.item() if torch.is_tensor(z0) else z0, "z0")
+    if norm not in ("mean", "sum"):
+        raise ValueError(f"unknown norm {norm!r}; choose 'mean' (per-token mean log-ratio) or 'sum'")
     r = _mean(logp, "logp", mask, logp_ref, "logp_ref")  # (B,)
+    if norm == "sum":
+        r = r * mask.sum(-1)  # (B,) the sequence log-ratio
     v = torch.where(desirable > 0, lam_d * torch.sigmoid(beta * (r - z0)), lam_u * torch.sigmoid(beta * (z0 - r)))
     lam_y = torch.where(desirable > 0, torch.full_like(r, lam_d), torch.full_like(r, lam_u))  # (B,)
     return -(lam_y - v).mean()

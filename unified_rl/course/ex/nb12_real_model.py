@@ -1,11 +1,13 @@
 """Exercises of course/12_real_model.ipynb: what a 10^8-parameter model changes, checked by gradient.
 
-In the notebook:  from unified_rl.course.ex.nb12_real_model import q1, q2, q3
+In the notebook:  from unified_rl.course.ex.nb12_real_model import q1, q2, q3, q4, q5
 q1: a micro-batch's share of eq 5's surrogate, so that accumulated gradients are the whole batch's
 (`loop.accumulate`); q2: a LoRA layer's forward (peft's formula, which the notebook checks on
 SmolLM2's own layer); q3: per-token log-probs from a causal LM's logits (`sampling.token_logp`
-takes them from the model; the notebook compares the two on SmolLM2). Each is checked by value and
-by its gradient, on inputs that vary every entry, and carries plausible wrong answers.
+takes them from the model; the notebook compares the two on SmolLM2); q4: the response mask of a
+chat rollout (prompt, reply, end-of-turn, right padding); q5: pi_ref's log-probs as the policy's
+own model with its LoRA adapter switched off. Each is checked by value (and q1-q3 by gradient), on
+inputs that vary every entry, and carries plausible wrong answers.
 """
 
 import torch
@@ -48,26 +50,43 @@ def _micro_token_share(logp, coef, mask, start, stop):
     return surrogate_loss(logp[start:stop], coef[start:stop], mask[start:stop]) * share
 
 
+def _micro_live_rows(logp, coef, mask, start, stop):
+    """Normalised by the rows whose coefficient is not all zero: a GRPO group whose rewards are all
+    equal (beta = 0) drops out of the count, and the batch's other rows weigh more."""
+    per_row = (coef.detach() * logp * mask).sum(-1) / mask.sum(-1)  # (B,)
+    live = (coef * mask).abs().sum(-1) > 0  # (B,)
+    return -per_row[start:stop].sum() / live.sum()
+
+
+def _micro_no_detach(logp, coef, mask, start, stop):
+    """The surrogate written out without `coef.detach()`: a coefficient computed from logp leaks."""
+    per_row = (coef * logp * mask).sum(-1) / mask.sum(-1)  # (B,)
+    return -per_row[start:stop].sum() / logp.shape[0]
+
+
 def _micro_batch(gen):
-    B, T = int(torch.randint(5, 9, (), generator=gen)), int(torch.randint(4, 9, (), generator=gen))
+    B, T = int(torch.randint(5, 12, (), generator=gen)), int(torch.randint(4, 9, (), generator=gen))
     mask = _ragged_mask(gen, B, T)
     # a micro-batch inside the batch: neither at its start nor at its end, never 0 or 1 (the fixed cases
     # above take the first and the last rows), so an answer that assumes either is caught
     start = int(torch.randint(2, B - 2, (), generator=gen))
     stop = int(torch.randint(start + 1, B, (), generator=gen))
+    coef = torch.randn(B, T, generator=gen, dtype=torch.float64)
+    dead = int(torch.randint(0, B - 1, (), generator=gen))
+    coef[dead:dead + 2] = 0.0  # a group of two whose rewards were equal: GRPO with beta = 0 gives it 0
     return {"logp": (-2 * torch.rand(B, T, generator=gen, dtype=torch.float64)).requires_grad_(True),
-            "coef": torch.randn(B, T, generator=gen, dtype=torch.float64), "mask": mask,
-            "start": start, "stop": stop}
+            "coef": coef, "mask": mask, "start": start, "stop": stop}
 
 
-def _micro_case(B, start, stop):
+def _micro_case(B, start, stop, dead=()):
     def make(gen):
         kw = _micro_batch(gen)
         T = kw["mask"].shape[1]
         mask = _ragged_mask(gen, B, T)
-        kw.update(mask=mask, start=start, stop=stop,
-                  logp=(-2 * torch.rand(B, T, generator=gen, dtype=torch.float64) * mask).requires_grad_(True),
-                  coef=torch.randn(B, T, generator=gen, dtype=torch.float64) * mask)
+        coef = torch.randn(B, T, generator=gen, dtype=torch.float64) * mask
+        coef[list(dead)] = 0.0
+        kw.update(mask=mask, start=start, stop=stop, coef=coef,
+                  logp=(-2 * torch.rand(B, T, generator=gen, dtype=torch.float64) * mask).requires_grad_(True))
         return kw
     return make
 
@@ -76,13 +95,17 @@ q1 = FunctionExercise(
     _micro_solution,
     cases={Msg("nb12.q1.case.the_first_3_of_5_rows_uneven_micro_batches"): _micro_case(5, 0, 3),
            Msg("nb12.q1.case.the_last_2_of_5_rows"): _micro_case(5, 3, 5),
-           Msg("nb12.q1.case.half_of_4_rows"): _micro_case(4, 2, 4)},
-    random_inputs=_micro_batch, grad=("logp",), var="my_micro_loss",
+           Msg("nb12.q1.case.half_of_4_rows"): _micro_case(4, 2, 4),
+           Msg("nb12.q1.case.a_group_of_4_rows_with_coefficient_0"): _micro_case(8, 0, 4, dead=range(4, 8))},
+    # coef requires grad too: eq 5's surrogate sends nothing into it (its detach), so an answer without
+    # the detach is told apart by the gradient even where its value is right
+    random_inputs=_micro_batch, grad=("logp", "coef"), var="my_micro_loss",
     title=Msg("nb12.q1.title"),
     hint=[Msg("nb12.q1.hint1"), Msg("nb12.q1.hint2")],
     solution=Msg("nb12.q1.solution"),
     solution_value=_micro_solution,
-    wrong=[_micro_unweighted, _micro_half, _micro_summed_rows, _micro_token_share],
+    wrong=[_micro_unweighted, _micro_half, _micro_summed_rows, _micro_token_share, _micro_live_rows,
+           _micro_no_detach],
 )
 
 
@@ -171,12 +194,24 @@ def _logp_unmasked(logits, input_ids, mask):
     return logits[:, :-1].log_softmax(-1).gather(-1, input_ids[:, 1:, None])[..., 0]
 
 
+def _logp_to_row_end(logits, input_ids, mask):
+    """Every position from the reply's first token to the row's end: the right padding after the
+    end-of-turn token counted as reply."""
+    reply = (mask.cumsum(-1) > 0).to(mask.dtype)  # (B, T)
+    return logits[:, :-1].log_softmax(-1).gather(-1, input_ids[:, 1:, None])[..., 0] * reply
+
+
 def _logp_inputs(gen):
     B, V = int(torch.randint(2, 6, (), generator=gen)), 7
     L = B + 2 + int(torch.randint(0, 4, (), generator=gen))
     T = L - 1
     lengths = torch.randperm(T - 1, generator=gen)[:B] + 1  # distinct response lengths, each < T
     mask = (torch.arange(T)[None] >= T - lengths[:, None]).double()  # (B, T): responses end each row
+    # then right padding after the end-of-turn token on every row but one (as `sampling.sample` lays out
+    # rows that ended early): the reply stops before the row does
+    pad = torch.randint(0, 3, (B,), generator=gen).clamp(max=lengths - 1)  # (B,)
+    pad[int(torch.randint(0, B, (), generator=gen))] = 0
+    mask = mask * (torch.arange(T)[None] < T - pad[:, None])  # (B, T)
     return {"logits": torch.randn(B, L, V, generator=gen, dtype=torch.float64).requires_grad_(True),
             "input_ids": torch.randint(0, V, (B, L), generator=gen), "mask": mask}
 
@@ -192,5 +227,165 @@ q3 = FunctionExercise(
     hint=[Msg("nb12.q3.hint1"), Msg("nb12.q3.hint2")],
     solution=Msg("nb12.q3.solution"),
     solution_value=_logp_solution,
-    wrong=[_logp_unshifted, _logp_probability, _logp_raw_logit, _logp_unmasked],
+    wrong=[_logp_unshifted, _logp_probability, _logp_raw_logit, _logp_unmasked, _logp_to_row_end],
+)
+
+
+# q4 (implementation): the response mask of chat rollouts, aligned with the targets input_ids[:, 1:]
+# (sampling.py's convention): 1 from the first reply token through the first end-of-turn token, 0 on
+# the prompt (left padding and chat template included) and on the right padding after it. Padding uses
+# the end-of-turn id itself (a tokenizer without a pad token pads with its EOS), so only the first one
+# after the prompt ends the reply; a reply the budget cut off has none and runs to the row's end.
+def _mask_reference(input_ids, prompt_len, eos_id):
+    from unified_rl.sampling import _response_mask
+
+    ends = input_ids[:, prompt_len:] == eos_id  # (B, N)
+    N = ends.shape[1]
+    first = torch.where(ends.any(-1), ends.float().argmax(-1) + 1, torch.full_like(ends[:, 0], N, dtype=torch.long))
+    return _response_mask(prompt_len, first, input_ids.shape[1]).double()  # (B, T)
+
+
+def _mask_solution(input_ids, prompt_len, eos_id):
+    ends = (input_ids[:, prompt_len:] == eos_id).long()  # (B, N)
+    before_or_first = (ends.cumsum(-1) - ends) == 0  # (B, N): up to and including the first end-of-turn
+    mask = torch.zeros(input_ids.shape[0], input_ids.shape[1] - 1, dtype=torch.float64)  # (B, T)
+    mask[:, prompt_len - 1:] = before_or_first.double()  # target t + 1 = prompt_len + j sits at t = prompt_len - 1 + j
+    return mask
+
+
+def _mask_to_row_end(input_ids, prompt_len, eos_id):
+    """Every position after the prompt: the right padding counted as reply."""
+    mask = torch.zeros(input_ids.shape[0], input_ids.shape[1] - 1, dtype=torch.float64)
+    mask[:, prompt_len - 1:] = 1.0
+    return mask
+
+
+def _mask_without_end(input_ids, prompt_len, eos_id):
+    """The reply's tokens without its end-of-turn token: the policy is never taught to stop."""
+    ends = (input_ids[:, prompt_len:] == eos_id).long()  # (B, N)
+    mask = torch.zeros(input_ids.shape[0], input_ids.shape[1] - 1, dtype=torch.float64)
+    mask[:, prompt_len - 1:] = (ends.cumsum(-1) == 0).double()
+    return mask
+
+
+def _mask_unshifted(input_ids, prompt_len, eos_id):
+    """Aligned with the input positions instead of the targets: one position late."""
+    ends = (input_ids[:, prompt_len:] == eos_id).long()  # (B, N)
+    mask = torch.zeros(input_ids.shape[0], input_ids.shape[1] - 1, dtype=torch.float64)
+    mask[:, prompt_len:] = ((ends.cumsum(-1) - ends) == 0).double()[:, :-1]
+    return mask
+
+
+def _mask_not_eos(input_ids, prompt_len, eos_id):
+    """Every reply position whose token is not the end-of-turn id: the end dropped, and a token after
+    it (there is none but padding here) kept."""
+    mask = torch.zeros(input_ids.shape[0], input_ids.shape[1] - 1, dtype=torch.float64)
+    mask[:, prompt_len - 1:] = (input_ids[:, prompt_len:] != eos_id).double()
+    return mask
+
+
+def _chat_rows(gen):
+    B, P, N, V = int(torch.randint(2, 6, (), generator=gen)), int(torch.randint(3, 7, (), generator=gen)), \
+        int(torch.randint(3, 7, (), generator=gen)), 20
+    eos = int(torch.randint(2, V, (), generator=gen))  # the end-of-turn id: any id, not a fixed one
+    ids = torch.randint(0, V - 1, (B, P + N), generator=gen)
+    ids[ids >= eos] += 1  # never the end-of-turn id by chance
+    prompt_lengths = torch.randint(1, P + 1, (B,), generator=gen)  # (B,) left padding before each prompt
+    ids[:, :P][torch.arange(P)[None] < P - prompt_lengths[:, None]] = eos
+    lengths = torch.randint(1, N + 1, (B,), generator=gen)  # (B,) reply tokens, the end-of-turn included
+    cut = int(torch.randint(0, B, (), generator=gen))
+    for i in range(B):
+        if i == cut:
+            continue  # this row ran out of budget: no end-of-turn
+        ids[i, P + lengths[i] - 1:] = eos  # the end-of-turn token, then right padding with the same id
+    return {"input_ids": ids, "prompt_len": P, "eos_id": eos}
+
+
+q4 = FunctionExercise(
+    _mask_reference,
+    cases={Msg("nb12.q4.case.two_rows_one_ended_one_cut"):
+           lambda gen: {"input_ids": torch.tensor([[0, 5, 6, 7, 8, 0, 0], [3, 4, 5, 7, 8, 9, 6]]),
+                        "prompt_len": 3, "eos_id": 0}},
+    random_inputs=_chat_rows, grad=(), var="my_response_mask",
+    title=Msg("nb12.q4.title"),
+    hint=[Msg("nb12.q4.hint1"), Msg("nb12.q4.hint2")],
+    solution=Msg("nb12.q4.solution"),
+    solution_value=_mask_solution,
+    wrong=[_mask_to_row_end, _mask_without_end, _mask_unshifted, _mask_not_eos],
+)
+
+
+# q5 (implementation): pi_ref's per-token log-probs when pi_ref is the policy's own model with its LoRA
+# adapter switched off (llm.AdapterDisabled): no second copy of the weights, and no gradient.
+def _ref_solution(model, input_ids, attention_mask):
+    from unified_rl.sampling import token_logp
+
+    with model.disable_adapter(), torch.no_grad():
+        return token_logp(model, input_ids, attention_mask)
+
+
+def _ref_adapter_on(model, input_ids, attention_mask):
+    """The policy's own log-probs: the adapter left on."""
+    from unified_rl.sampling import token_logp
+
+    with torch.no_grad():
+        return token_logp(model, input_ids, attention_mask)
+
+
+def _ref_no_attention_mask(model, input_ids, attention_mask):
+    """The adapter off, but the left padding attended to (no attention mask)."""
+    from unified_rl.models import position_ids_of
+
+    with model.disable_adapter(), torch.no_grad():
+        logits = model(input_ids=input_ids, position_ids=position_ids_of(attention_mask)).logits[:, :-1]  # (B, T, V)
+        logp = logits.log_softmax(-1).gather(-1, input_ids[:, 1:, None])[..., 0]  # (B, T)
+    return logp * (attention_mask[:, :-1] * attention_mask[:, 1:])
+
+
+def _ref_base_model(model, input_ids, attention_mask):
+    """`model.get_base_model()` taken for pi_ref: it is the same model with its LoRA layers in it, still on."""
+    from unified_rl.sampling import token_logp
+
+    with torch.no_grad():
+        return token_logp(model.get_base_model(), input_ids, attention_mask)
+
+
+def _lora_llama(gen):
+    """A tiny random Llama with LoRA adapters whose B is not 0 (so the adapter changes the output)."""
+    from transformers import LlamaConfig, LlamaForCausalLM
+
+    from unified_rl.llm import add_lora
+
+    import warnings
+
+    cfg = LlamaConfig(vocab_size=24, hidden_size=16, intermediate_size=32, num_hidden_layers=1,
+                      num_attention_heads=2, num_key_value_heads=1, max_position_embeddings=64,
+                      bos_token_id=None, eos_token_id=0, pad_token_id=0, tie_word_embeddings=False)
+    model = LlamaForCausalLM(cfg).double()
+    with torch.no_grad():
+        for p in model.parameters():
+            p.copy_(0.3 * torch.randn(p.shape, generator=gen, dtype=torch.float64))
+    with warnings.catch_warnings():  # peft's notice about a transformers name it still reads
+        warnings.simplefilter("ignore", FutureWarning)
+        model = add_lora(model, r=2, alpha=4)
+    with torch.no_grad():
+        for name, p in model.named_parameters():
+            if "lora_" in name:
+                p.copy_(0.5 * torch.randn(p.shape, generator=gen, dtype=torch.float64))
+    B, L = int(torch.randint(2, 5, (), generator=gen)), int(torch.randint(5, 9, (), generator=gen))
+    ids = torch.randint(1, 24, (B, L), generator=gen)
+    att = torch.ones(B, L, dtype=torch.long)
+    att[0, : int(torch.randint(1, L - 2, (), generator=gen))] = 0  # row 0 left-padded
+    ids[att == 0] = 0
+    return {"model": model, "input_ids": ids, "attention_mask": att}
+
+
+q5 = FunctionExercise(
+    _ref_solution,
+    random_inputs=_lora_llama, n_random=3, grad=(), detached=True, var="my_reference_logp",
+    title=Msg("nb12.q5.title"),
+    hint=[Msg("nb12.q5.hint1"), Msg("nb12.q5.hint2")],
+    solution=Msg("nb12.q5.solution"),
+    solution_value=_ref_solution,
+    wrong=[_ref_adapter_on, _ref_no_attention_mask, _ref_base_model],
 )

@@ -74,4 +74,61 @@ MESSAGES = {
     'nb12.q3.case.one_row_the_last_two_tokens_the_response': (
         'one row, the last two tokens the response',
         '一行，最后两个 token 是回答'),
+    'nb12.q1.case.a_group_of_4_rows_with_coefficient_0': (
+        'the first 4 of 8 rows, the other 4 a group whose coefficient is 0 (equal rewards, beta = 0)',
+        '8 行中的前 4 行，另外 4 行是一个系数为 0 的组（奖励全相同，beta = 0）'),
+    'nb12.q4.title': (
+        "Q4: the response mask of a chat rollout",
+        'Q4：对话 rollout 的回答掩码'),
+    'nb12.q4.hint1': (
+        'The mask is aligned with the *targets* `input_ids[:, 1:]`: target `t + 1` sits at column `t`, so the '
+        "reply's first token (`input_ids[:, prompt_len]`) is column `prompt_len - 1`. The prompt, its left "
+        'padding and the chat template all belong to the first `prompt_len` tokens.',
+        '掩码与*目标* `input_ids[:, 1:]` 对齐：目标 `t + 1` 在第 `t` 列，所以回答的第一个 token'
+        '（`input_ids[:, prompt_len]`）在第 `prompt_len - 1` 列。提示、它的左填充和对话模板都在前 `prompt_len` 个 token 里。'),
+    'nb12.q4.hint2': (
+        'Padding uses the end-of-turn id too, so the reply ends at the *first* `eos_id` after the prompt, which '
+        'itself counts (the policy must learn to stop). With `ends = (input_ids[:, prompt_len:] == eos_id).long()`, '
+        'the positions before or at the first end are those where `ends.cumsum(-1) - ends == 0`. A row without '
+        'an end was cut by the budget: its reply runs to the row\'s end.',
+        '填充也用结束 id，所以回答在提示之后的*第一个* `eos_id` 处结束，而这个结束 token 本身也算（策略要学会停下）。'
+        '令 `ends = (input_ids[:, prompt_len:] == eos_id).long()`，第一个结束及其之前的位置就是 '
+        '`ends.cumsum(-1) - ends == 0` 的位置。没有结束 token 的行是被预算截断的：它的回答一直到行尾。'),
+    'nb12.q4.solution': (
+        "```python\ndef my_response_mask(input_ids, prompt_len, eos_id):\n"
+        "    ends = (input_ids[:, prompt_len:] == eos_id).long()           # (B, N)\n"
+        "    reply = (ends.cumsum(-1) - ends) == 0                        # up to and including the first end\n"
+        "    mask = torch.zeros(input_ids.shape[0], input_ids.shape[1] - 1, dtype=torch.float64)  # (B, T)\n"
+        "    mask[:, prompt_len - 1:] = reply.double()\n"
+        "    return mask\n```",
+        "```python\ndef my_response_mask(input_ids, prompt_len, eos_id):\n"
+        "    ends = (input_ids[:, prompt_len:] == eos_id).long()           # (B, N)\n"
+        "    reply = (ends.cumsum(-1) - ends) == 0                        # up to and including the first end\n"
+        "    mask = torch.zeros(input_ids.shape[0], input_ids.shape[1] - 1, dtype=torch.float64)  # (B, T)\n"
+        "    mask[:, prompt_len - 1:] = reply.double()\n"
+        "    return mask\n```"),
+    'nb12.q4.case.two_rows_one_ended_one_cut': (
+        'two rows, prompt of 3 tokens: one reply ends and is padded, one is cut by the budget',
+        '两行，提示 3 个 token：一个回答正常结束并被填充，另一个被预算截断'),
+    'nb12.q5.title': (
+        "Q5: pi_ref as the adapter switched off",
+        'Q5：把适配器关掉就是 pi_ref'),
+    'nb12.q5.hint1': (
+        "A peft model's `disable_adapter()` is a context manager: inside it the model is the base model, "
+        'outside it the adapter is back. `sampling.token_logp(model, input_ids, attention_mask)` gives the '
+        '(B, T) log-probs, with the attention mask and positions that skip the left padding.',
+        'peft 模型的 `disable_adapter()` 是一个上下文管理器：在它里面模型就是基座模型，出来后适配器恢复。'
+        '`sampling.token_logp(model, input_ids, attention_mask)` 给出 (B, T) 的对数概率，'
+        '带注意力掩码，位置跳过左填充。'),
+    'nb12.q5.hint2': (
+        'pi_ref is a constant of the objective: compute it under `torch.no_grad()`, so no gradient can reach the '
+        'adapter through it.',
+        'pi_ref 是目标函数中的常量：在 `torch.no_grad()` 下计算，这样梯度不会经由它流到适配器。'),
+    'nb12.q5.solution': (
+        "```python\ndef my_reference_logp(model, input_ids, attention_mask):\n"
+        "    with model.disable_adapter(), torch.no_grad():\n"
+        "        return token_logp(model, input_ids, attention_mask)   # (B, T)\n```",
+        "```python\ndef my_reference_logp(model, input_ids, attention_mask):\n"
+        "    with model.disable_adapter(), torch.no_grad():\n"
+        "        return token_logp(model, input_ids, attention_mask)   # (B, T)\n```"),
 }

@@ -100,4 +100,38 @@ MESSAGES = {
     'doc.process_advantage':
         ('§4.1.3: per-step rewards normalised over the group, summed from each token onward.',
          '§4.1.3：逐步奖励在组内归一化，再从每个 token 往后求和。'),
+    # -- the methods TRL and verl ship, GRPO's options
+    'doc.coefficients.grpo_options':
+        ("Eq 21 with the options of TRL's GRPOConfig and verl, each off by default (then exactly `grpo`).",
+         'Eq 21，外加 TRL 的 GRPOConfig 和 verl 提供的选项，默认全部关闭（此时与 `grpo` 完全相同）。'),
+    'method.summary.sapo':
+        ('a smooth sigmoid gate of the ratio instead of the hard clip; no KL',
+         '用重要性比率的平滑 sigmoid 门代替硬裁剪；不用 KL'),
+    'method.summary.vespo':
+        ("a stop-gradient Gamma weight of the sequence's ratio on A log pi; no KL",
+         '在 A log pi 上乘以序列比率的 Gamma 权重（停止梯度）；不用 KL'),
+    'method.summary.luspo':
+        ("GSPO's clipped sequence ratio with each sequence's term times its length; no KL",
+         'GSPO 的裁剪序列比率，每个序列的项再乘以它的长度；不用 KL'),
+    'method.summary.gmpo':
+        ('the geometric mean of token ratios clipped in log space, per sequence; no KL',
+         '每个序列取在对数空间裁剪后的 token 比率的几何平均；不用 KL'),
+    'method.summary.clip-cov':
+        ("PPO's clip, and no gradient on a few tokens of high A-log-prob covariance; no KL",
+         'PPO 的裁剪，另外在少数 A 与对数概率协方差高的 token 上不传梯度；不用 KL'),
+    'method.summary.kl-cov':
+        ('no clip; a |log r| penalty on the tokens of highest A-log-prob covariance; no KL',
+         '不裁剪；在 A 与对数概率协方差最高的 token 上加 |log r| 惩罚；不用 KL'),
+    'method.summary.gpg':
+        ('REINFORCE on alpha (r - mean): no ratio, no clip, no std, no KL',
+         '在 alpha (r - mean) 上做 REINFORCE：没有重要性比率、不裁剪、不除以标准差、不用 KL'),
+    'method.summary.opo':
+        ('REINFORCE on whole sequences with the length-weighted mean reward as baseline; no KL',
+         '在整个序列上做 REINFORCE，以按长度加权的平均奖励为基线；不用 KL'),
+    'method.summary.grpo-passk':
+        ("GRPO where only each group's best answer gets an advantage, r_max - r_second",
+         '只有每组最好的回答得到优势 r_max - r_second 的 GRPO'),
+    'method.summary.gdpo':
+        ('GRPO on several rewards, each normalised in its group before they are summed',
+         '多个奖励的 GRPO：每个奖励先在组内归一化，再相加'),
 }

@@ -77,3 +77,39 @@ MESSAGES.update({
     'w.pref.note': ("DPO's push fades as the margin grows; IPO's shrinks linearly and reverses past its target; ORPO adds SFT's 1; KTO pushes hardest at its reference point z₀.",
         'DPO 的推动随间隔增大而减弱；IPO 的推动线性减小，并在超过目标后反向；ORPO 加上 SFT 的 1；KTO 在其参考点 z₀ 处推得最猛。'),
 })
+
+# widgets_peers.py
+MESSAGES.update({
+    "w.peers.title": ("The loss shapes of TRL and verl: one token's GC against its ratio",
+                      "TRL 和 verl 的损失形状：一个 token 的 GC 随其比率的变化"),
+    "w.peers.note": ("Every token of o₁ at the ratio r, the three other answers on-policy. GRPO's clip cuts the push "
+                     "to 0 outside its range; delta also cuts a wrong answer's token once r passes it; SAPO's gate "
+                     "fades it smoothly; CISPO caps a weight and never cuts; GMPO clips each log-ratio; VESPO weighs "
+                     "the whole sequence's ratio W = r⁸.",
+                     "o₁ 的每个 token 都在比率 r 处，另外三个回答处于同策略。GRPO 的裁剪在范围外把推动切成 0；delta 在 r "
+                     "超过它后也切断错误回答的 token；SAPO 的门平滑地减弱推动；CISPO 给权重设上限、从不切断；GMPO 裁剪每个"
+                     "对数比；VESPO 按整个序列的比率 W = r⁸ 加权。"),
+    "w.peers.title_wrong": ("o₁ wrong (A < 0)", "o₁ 错误（A < 0）"),
+    "w.peers.title_right": ("o₁ right (A > 0)", "o₁ 正确（A > 0）"),
+    "w.peers.curve.grpo": ("GRPO / PPO clip", "GRPO / PPO 裁剪"),
+    "w.peers.curve.grpo + delta": ("GRPO + delta (TRL, verl's dual clip)", "GRPO + delta（TRL；verl 的双重裁剪）"),
+    "w.peers.curve.sapo": ("SAPO gate", "SAPO 门"),
+    "w.peers.curve.cispo": ("CISPO weight", "CISPO 权重"),
+    "w.peers.curve.gmpo": ("GMPO (log-space clip)", "GMPO（对数空间裁剪）"),
+    "w.peers.curve.vespo": ("VESPO (W = r⁸)", "VESPO（W = r⁸）"),
+})
+
+# widgets_preference.dpo_loss_explorer, TRL's DPO loss types
+MESSAGES.update({
+    "w.dl.margin": ("margin s⁺ − s⁻", "间隔 s⁺ − s⁻"),
+    "w.dl.s_minus": ("s⁻ (the rejected's log-ratio)", "s⁻（被拒绝回答的对数比）"),
+    "w.dl.dpo": ("sigmoid (DPO), chosen", "sigmoid（DPO），被选中"),
+    "w.dl.chosen": ("{loss}: chosen", "{loss}：被选中"),
+    "w.dl.rejected": ("{loss}: rejected", "{loss}：被拒绝"),
+    "w.dl.xlabel": ("margin s⁺ − s⁻ (log-ratios, one token each)", "间隔 s⁺ − s⁻（对数比，各一个 token）"),
+    "w.dl.title": ("TRL's DPO loss types: GC against the margin", "TRL 的 DPO 损失类型：GC 随间隔的变化"),
+    "w.dl.note": ("One pair of one-token responses, so sums and per-token means agree; a longer response multiplies "
+                  "the GC by its length under sums. The table: every loss type at this point.",
+                  "一对各只有一个 token 的回答，所以求和与逐 token 平均一致；在求和约定下，更长的回答会把 GC "
+                  "乘以它的长度。表格：每种损失类型在这一点上的值。"),
+})

@@ -163,4 +163,113 @@ SENTENCES = {
     "E_pi[GC grad log pi] = {said} (d/dz_{j})": "E_pi[GC grad log pi] = {said}（d/dz_{j} 分量）",
     "minus beta times the gradient of the {target} KL": "负 beta 乘以{target} KL 散度的梯度",
     "-beta grad KL {target}": "-beta 乘以{target} KL 的梯度",
+    # -- GRPO's options, the methods TRL and verl ship
+    "Two-sided clipping (INTELLECT-2; TRL's delta, verl's dual-clip clip_ratio_c): min(r, delta) in the unclipped "
+    "term. Where A < 0 and r > delta the objective is delta A, a constant, so the GC is 0: a token the update "
+    "already made far likelier stops being pushed down.":
+        "双侧裁剪（INTELLECT-2；TRL 的 delta，verl 的 dual-clip clip_ratio_c）：未裁剪的那一项里用 min(r, delta)。"
+        "在 A < 0 且 r > delta 处目标函数是常数 delta A，所以 GC 为 0：一个已经被更新变得可能得多的 token 不再被往下压。",
+    "TRL's use_bias_correction_kl multiplies k3 by the importance weight; at the sequence level the weight s is "
+    "shared by the row's tokens, so each token's GC also carries the row's mean k3.":
+        "TRL 的 use_bias_correction_kl 把 k3 乘以重要性权重；在序列层面，一行的所有 token 共用同一个权重 s，"
+        "所以每个 token 的 GC 里还带着这一行 k3 的平均值。",
+    "with one token it is the token-level r k3 term, beta r x": "只有一个 token 时它就是 token 层面的 r k3 项，beta r x",
+    "mask_truncated_completions drops the cut row from J and from the token count N; the entropy mask e and the "
+    "off-policy mask o are numbers fixed before the update, so each multiplies its token's GC: GC = B |o_i| / N * "
+    "o_i e_{{i,t}} A_i on the kept rows, 0 on the cut one.":
+        "mask_truncated_completions 把被截断的那一行从 J 和 token 总数 N 里去掉；熵掩码 e 和异策略掩码 o 是更新前就定好的数，"
+        "所以各自乘在对应 token 的 GC 上：保留的行上 GC = B |o_i| / N * o_i e_{{i,t}} A_i，被截断的行上为 0。",
+    "The gate 4/tau sigmoid(tau (r - 1)) has slope 1 at r = 1 and flattens as r leaves 1, so the GC 4 sigma "
+    "(1 - sigma) r A fades smoothly where PPO's clip would cut it to 0; tau is tau_pos where A > 0 and tau_neg "
+    "otherwise.":
+        "门函数 4/tau sigmoid(tau (r - 1)) 在 r = 1 处斜率为 1，r 离开 1 后逐渐变平，所以 GC = 4 sigma (1 - sigma) r A "
+        "在 PPO 的裁剪会把它一刀切成 0 的地方平滑地衰减；A > 0 时 tau 取 tau_pos，否则取 tau_neg。",
+    "at pi_old = pi_theta token {t}'s GC is A": "在 pi_old = pi_theta 时第 {t} 个 token 的 GC 是 A",
+    "phi(W) = e^lambda W^k e^(-lambda W) weighs A log pi without being differentiated: the GC is phi(W_i) A_i on "
+    "every token, largest at W = k / lambda and never a hard 0.":
+        "phi(W) = e^lambda W^k e^(-lambda W) 给 A log pi 加权，但本身不被求导：每个 token 上 GC 都是 phi(W_i) A_i，"
+        "在 W = k / lambda 处最大，从不硬性变成 0。",
+    "phi(1) = 1: at pi_old = pi_theta the GC is A": "phi(1) = 1：在 pi_old = pi_theta 时 GC 是 A",
+    "GSPO's term of each sequence times its length |o_i| (a token sum of the constant per-token term): the GC is "
+    "|o_i| s_i A_i, so a long answer's tokens are pushed as hard as a short one's in total, not per token.":
+        "GSPO 中每个序列的项再乘以它的长度 |o_i|（对逐 token 相同的项按 token 求和）：GC 是 |o_i| s_i A_i，"
+        "所以长回答的 token 被推动的力度按总量而不是按每个 token 与短回答相当。",
+    "The sequence's weight is the geometric mean of its token ratios, each clipped in log space on the side A's "
+    "sign makes pessimistic; d/d ell_t of exp(mean_t c) is rho / |o|, so the GC is A rho on the tokens whose "
+    "log-ratio is inside the clip and 0 on the others.":
+        "序列的权重是它各 token 比率的几何平均，每个比率在对数空间里按 A 的符号从悲观的一侧裁剪；"
+        "exp(mean_t c) 对 ell_t 的导数是 rho / |o|，所以对数比在裁剪范围内的 token 上 GC 是 A rho，其余 token 上为 0。",
+    "Clip-Cov multiplies PPO's term of a few tokens by c = 0 (drawn among the unclipped tokens whose covariance "
+    "of A and log pi is in (lb, ub)); c is chosen before the update, so the GC is c times PPO's.":
+        "Clip-Cov 把少数 token 的 PPO 项乘以 c = 0（从未被裁剪、且 A 与 log pi 的协方差落在 (lb, ub) 内的 token 中随机抽取）；"
+        "c 在更新前就选定，所以 GC 是 c 乘以 PPO 的 GC。",
+    "KL-Cov has no clip: the GC is r A, minus kappa sign(log r) on the chosen tokens, which pulls their log-ratio "
+    "back to 0 (and is 0 at pi_old = pi_theta).":
+        "KL-Cov 不裁剪：GC 是 r A，在选中的 token 上再减去 kappa sign(log r)，把它们的对数比拉回 0"
+        "（在 pi_old = pi_theta 时这一项为 0）。",
+    "GPG is REINFORCE on alpha (R - mean R): no ratio, so the GC is the same at every update of a batch; alpha = "
+    "B / (the samples whose advantage is not 0) scales the batch up by the share of groups that carry no signal.":
+        "GPG 是在 alpha (R - mean R) 上的 REINFORCE：没有重要性比率，所以同一批次的每次更新 GC 都相同；"
+        "alpha = B / （优势不为 0 的样本数）按没有信号的组所占的比例把整批放大。",
+    "b minimises sum_i |o_i| (R_i - b)^2, the variance of the gradient when the score function's squared norm "
+    "grows with |o|":
+        "b 使 sum_i |o_i| (R_i - b)^2 最小，这就是得分函数的平方范数随 |o| 增长时梯度的方差",
+    "OPO's baseline is the mean reward weighted by length; on the token sum log pi(o | q) the GC is |o_i| (R_i - b) "
+    "on every token.":
+        "OPO 的基线是按长度加权的平均奖励；在按 token 求和的 log pi(o | q) 上，每个 token 的 GC 是 |o_i| (R_i - b)。",
+    "Pass@k training gives the group's best answer (R_max - R_second) / sigma and every other answer 0: the GC "
+    "pushes up only the answer that decides whether one of k samples is right, and never pushes a wrong answer "
+    "down.":
+        "Pass@k 训练给组里最好的回答 (R_max - R_second) / sigma，其余回答都是 0：GC 只抬高决定 k 个样本中是否有一个答对的那个回答，"
+        "从不往下压错误的回答。",
+    "a reward column that moves by a constant in the group changes no advantage": "组内整体平移一个常数的奖励列不改变任何优势",
+    "GDPO normalises each reward within its group before summing (then normalises the sum over the batch): a "
+    "reward with a large spread no longer drowns one with a small spread. The GC is that advantage, as in GRPO "
+    "(eps = 0 here).":
+        "GDPO 先把每个奖励在组内归一化再相加（然后在整个批次上对和再归一化）：离散度大的奖励不再淹没离散度小的奖励。"
+        "GC 就是这个优势，与 GRPO 相同（这里 eps = 0）。",
+    # every loss_type of TRL's DPOTrainer (derivations/dpo_losses.py)
+    "norm = mean: s is the per-token mean log-ratio (eq 12's x), so the GC is dJ/ds, one number per response, "
+    "whatever its length.":
+        "norm = mean：s 是逐 token 平均的对数比（eq 12 的 x），所以 GC 就是 dJ/ds，每个回答一个数，与回答长度无关。",
+    "norm = sum: s is the sequence log-ratio, so the GC is |o| dJ/ds: a longer response is pushed harder (here "
+    "the chosen response has n tokens, the rejected one n + 1).":
+        "norm = sum：s 是整个序列的对数比，所以 GC 是 |o| dJ/ds：越长的回答被推得越用力"
+        "（这里被选中的回答有 n 个 token，被拒绝的回答有 n + 1 个）。",
+    "J = -l(s+, s-) for one pair, l TRL's {loss_type} loss; u = beta (s+ - s-).":
+        "J = -l(s+, s-)，针对一对回答，l 是 TRL 的 {loss_type} 损失；u = beta (s+ - s-)。",
+    "the GC is beta while u < 1 ...": "当 u < 1 时 GC 为 beta……",
+    "... and 0 once u > 1: past the margin 1/beta the pair is left alone":
+        "……一旦 u > 1 就为 0：间隔超过 1/beta 之后，这对回答不再被推动",
+    "the GC is 0 at the target margin s+ - s- = 1/(2 beta) and reverses past it":
+        "在目标间隔 s+ - s- = 1/(2 beta) 处 GC 为 0，超过之后反向",
+    "the GC is 0 where u = log((1 - epsilon)/epsilon): the margin is pulled to that target":
+        "在 u = log((1 - epsilon)/epsilon) 处 GC 为 0：间隔被拉向这个目标",
+    "the chosen GC is 0 where beta s+ = log 2 and reverses past it":
+        "被选中回答的 GC 在 beta s+ = log 2 处为 0，超过之后反向",
+    "with epsilon = 0 robust's GC is sigmoid's": "epsilon = 0 时 robust 的 GC 就是 sigmoid 的 GC",
+    "the chosen GC is 0 at s+ = 1/(2 beta) ...": "被选中回答的 GC 在 s+ = 1/(2 beta) 处为 0……",
+    "... and the rejected GC at s- = -1/(2 beta): each response has a target of its own":
+        "……被拒绝回答的 GC 在 s- = -1/(2 beta) 处为 0：每个回答各有自己的目标",
+    "the chosen GC does not depend on the rejected response: no pair coupling":
+        "被选中回答的 GC 不依赖被拒绝的回答：两者之间没有耦合",
+    "pair {a} < pair {b} in the first sorted quantity, pair {c} < pair {d} in the second":
+        "在第一个被排序的量中第 {a} 对 < 第 {b} 对，在第二个中第 {c} 对 < 第 {d} 对",
+    "Two pairs. {what} are each sorted over the batch and matched by rank: a response's GC is g(d) of the sorted "
+    "position it holds, g(d) = beta ((1 - epsilon) sigmoid(-beta d) - epsilon sigmoid(beta d)).":
+        "两对回答。{what}各自在批次内排序，再按名次配对：一个回答的 GC 是它所占排序位置上的 g(d)，"
+        "g(d) = beta ((1 - epsilon) sigmoid(-beta d) - epsilon sigmoid(beta d))。",
+    "The chosen and the rejected log-ratios": "被选中回答的对数比和被拒绝回答的对数比",
+    "The policy's margins and pi_ref's margins": "策略的间隔和 pi_ref 的间隔",
+    "sft is SFT on the chosen responses (eq 6-7's GC of 1) with no pi_ref; the rejected ones get GC 0. TRL "
+    "averages over every chosen token of the batch: under norm = sum the GC is |o| / (the batch's mean chosen "
+    "length), under mean it is 1.":
+        "sft 就是在被选中的回答上做 SFT（eq 6-7 的 GC 为 1），不用 pi_ref；被拒绝的回答 GC 为 0。"
+        "TRL 对批次中所有被选中回答的 token 取平均：在 norm = sum 下 GC 是 |o| /（批次中被选中回答的平均长度），"
+        "在 mean 下是 1。",
+    "with z0 = 0, J is TRL's apo_zero_unpaired loss (APO-zero, arXiv 2408.06266, unpaired)":
+        "当 z0 = 0 时，J 就是 TRL 的 apo_zero_unpaired 损失（APO-zero，arXiv 2408.06266，不配对版本）",
+    "norm = sum: x is the sequence log-ratio, as the paper and TRL's KTOTrainer take it, so the GC carries a "
+    "factor |o|.":
+        "norm = sum：x 是整个序列的对数比，和论文以及 TRL 的 KTOTrainer 一样，所以 GC 带上一个因子 |o|。",
 }

@@ -87,4 +87,11 @@ SENTENCES = {
     "kl logged during training: {kl}": "训练中记录的 kl：{kl}",
     # exercises
     "the package: {adv}": "本软件包：{adv}",
+    # 11 and 13: what a run leaves out, what a peer's config means
+    "trained here: {live}; not trained here (section 13): {rest}": "这里训练了：{live}；这里没有训练（见第 13 节）：{rest}",
+    "not in this comparison: {rest}": "不在这次对比中：{rest}",
+    "TRL loss_type='dapo', epsilon_high=0.28 -> train({name!r}, **{settings})":
+        "TRL 的 loss_type='dapo'、epsilon_high=0.28 -> train({name!r}, **{settings})",
+    "our grpo in TRL: loss_type={loss!r}, use_bias_correction_kl={kl}; still different: {diffs}":
+        "我们的 grpo 在 TRL 中：loss_type={loss!r}，use_bias_correction_kl={kl}；仍然不同的地方：{diffs}",
 }

@@ -39,4 +39,16 @@ SENTENCES = {
         "IPO 的目标间隔 1/(2 tau) = {target:.2f}；达到的间隔：IPO {ipo:+.3f}，以 2e-5 做 DPO {dpo:+.3f}",
     "GC on the chosen tokens there, over its value at margin 0: IPO {ipo:.3f}, DPO {dpo:.3f}":
         "在该间隔处被选中 token 上的 GC 与其在间隔为 0 时的值之比：IPO {ipo:.3f}，DPO {dpo:.3f}",
+    # 9. what your TRL config means
+    "model oracle, each of the {n} DPO options: max |grad_theta J - grad_theta surrogate| = {worst:.1e}":
+        "模型预言机（model oracle），{n} 个 DPO 选项逐一检查：|grad_theta J - grad_theta 代理目标| 的最大值 = {worst:.1e}",
+    "trained live in section 6: {live}; the registry's others: {left}":
+        "第 6 节现场训练的：{live}；注册表中的其他方法：{left}",
+    "none": "无",
+    "in the shipped comparison of section 8: {arms}; the registry's others: {left}":
+        "第 8 节随课程提供的比较中的：{arms}；注册表中的其他方法：{left}",
+    "DPO trained here: its default, {loss} on {norm} log-ratios (TRL's sigmoid_norm); the table's other {n} loss "
+    "types and the summed log-ratios are checked (the model oracle above, the tests), not trained":
+        "这里训练的 DPO：它的默认做法，即在 {norm} 对数比率上的 {loss}（TRL 的 sigmoid_norm）；表中其余 {n} 种损失类型"
+        "以及求和的对数比率只做了检查（上面的模型预言机和测试），没有训练",
 }

@@ -73,9 +73,21 @@ SENTENCES = {
     "fixed pairs: x⁺ solid, x⁻ dashed": "固定偏好对：x⁺ 实线，x⁻ 虚线",
     "after {steps} steps": "{steps} 步之后",
     "The preference family at an equal budget ({seeds} seed(s))": "同等预算下的偏好家族（{seeds} 个随机种子）",
-    "mean": "均值",
-    "before": "训练前",
-    "each seed (grey)": "每个随机种子（灰色）",
-    "{model} on sums in words ({digits} digit): {seeds} seed(s), GRPO {grpo} / DPO {dpo} steps":
-        "{model} 在文字加法题上（{digits} 位数）：{seeds} 个随机种子，GRPO {grpo} 步 / DPO {dpo} 步",
+    # experiments/real_model.py and paired.py: Figure 7 on SmolLM2 (notebook 12)
+    "base model": "基座模型",
+    "Figure 7 on SmolLM2-135M-Instruct: {seeds} seed(s), {n} held-out sums, {samples} samples, T = {temperature}":
+        "SmolLM2-135M-Instruct 上的 Figure 7：{seeds} 个随机种子，{n} 道留出加法题，{samples} 个样本，T = {temperature}",
+    "overtaking": "反超",
+    "catching up": "追上",
+    "no picture: too few seeds for a verdict": "无法判断属于哪种图景：随机种子太少，不足以下结论",
+    "both the paper's picture (Maj@K raised, Pass@K not at the largest K) and Yue et al.'s (RL ahead at K = 1, "
+    "the base model {how} at the largest K)":
+        "既是论文的图景（在最大的 K 处 Maj@K 提高了，Pass@K 没有），也是 Yue 等人的图景（K = 1 时 RL 领先，"
+        "在最大的 K 处基座模型{how}）",
+    "the paper's picture: Maj@K raised, Pass@K not, at the largest K":
+        "论文的图景：在最大的 K 处 Maj@K 提高了，Pass@K 没有",
+    "Yue et al.'s picture: RL ahead at K = 1, the base model {how} at the largest K":
+        "Yue 等人的图景：K = 1 时 RL 领先，在最大的 K 处基座模型{how}",
+    "neither picture: Pass@1 {p1}, Pass@K {p_top} and Maj@K {m_top} at the largest K":
+        "两种图景都不是：Pass@1 {p1}；在最大的 K 处 Pass@K {p_top}，Maj@K {m_top}",
 }

@@ -1,0 +1,182 @@
+"""Reference steps of the policy-gradient methods TRL and verl ship, written from their papers (and from
+TRL's loss and verl's core_algos where the paper leaves a detail to the code), for tests/test_reference_step.py.
+
+Like the rest of REFERENCE they share nothing with the package: each is a plain loss over the log-probs
+`c.lp` (with grad), `c.old` (pi_old), `c.ref`, the mask `c.m`, the rewards `c.r`, the run's `c.cfg` and
+method settings `c.hp`, differentiated by autograd. Helpers are repeated here on purpose.
+"""
+
+import hashlib
+import math
+
+import torch
+
+
+def seq_mean(x, m):
+    return (x * m).sum(-1) / m.sum(-1)
+
+
+def token_mean(x, m):
+    return (x * m).sum() / m.sum()
+
+
+def clipped(ratio, adv, low, high):
+    return torch.minimum(ratio * adv, torch.clamp(ratio, 1 - low, 1 + high) * adv)
+
+
+def normalised(values, eps=1e-6):
+    """(v - mean) / (sample std + eps); all 0 when the values are equal."""
+    n = len(values)
+    mean = sum(values) / n
+    if max(values) == min(values):
+        return [0.0] * n
+    std = math.sqrt(sum((v - mean) ** 2 for v in values) / (n - 1))
+    return [(v - mean) / (std + eps) for v in values]
+
+
+def group_hat(r, G, eps=1e-6):
+    out = []
+    for g in range(len(r) // G):
+        out += normalised(r[g * G:(g + 1) * G].tolist(), eps)
+    return torch.tensor(out, dtype=torch.float64)
+
+
+def k3(lp, ref):
+    x = ref - lp
+    return torch.exp(x) - x - 1
+
+
+def grpo_loss(c, adv):
+    """Eq 19 with eq 3's clip and the k3 penalty, each response averaged over its tokens."""
+    eps = c.cfg.clip_eps
+    return -seq_mean(clipped(torch.exp(c.lp - c.old), adv, eps, eps) - c.cfg.beta * k3(c.lp, c.ref), c.m).mean()
+
+
+def ref_sapo(c):  # SAPO (arXiv 2511.20347): the soft gate 4/tau sigmoid(tau (r - 1)) on A, per response
+    A = group_hat(c.r, c.G)[:, None] * c.m
+    tau = torch.where(A > 0, torch.tensor(c.hp.sapo_tau_pos, dtype=torch.float64),
+                      torch.tensor(c.hp.sapo_tau_neg, dtype=torch.float64))
+    gate = torch.sigmoid(tau * (torch.exp(c.lp - c.old) - 1)) * 4 / tau
+    return -seq_mean(gate * A, c.m).mean()
+
+
+def ref_vespo(c):  # VESPO (arXiv 2602.10693): sg(e^lambda W^k e^(-lambda W)) A log pi, W = prod_t r
+    A = group_hat(c.r, c.G)
+    log_w = ((c.lp - c.old).detach() * c.m).sum(-1).clamp(math.log(1e-8), 20.0)
+    pos = A >= 0
+    k = torch.where(pos, c.hp.vespo_k_pos, c.hp.vespo_k_neg).double()
+    lam = torch.where(pos, c.hp.vespo_lambda_pos, c.hp.vespo_lambda_neg).double()
+    phi = torch.exp(lam + k * log_w - lam * torch.exp(log_w))
+    return -token_mean((phi * A)[:, None] * c.lp, c.m)
+
+
+def ref_luspo(c):  # LUSPO (arXiv 2602.05261): GSPO's clipped sequence ratio, each sequence times |o_i|
+    s = torch.exp(seq_mean(c.lp - c.old, c.m))
+    term = clipped(s, group_hat(c.r, c.G), c.hp.luspo_clip_eps, c.hp.luspo_clip_eps_high)
+    return -(c.m.sum(-1) * term).mean()
+
+
+def ref_gmpo(c):  # GMPO (arXiv 2507.20673): A (prod_t clipped r_t)^(1/|o|), clipped in log space by A's sign
+    A = group_hat(c.r, c.G)
+    lr = c.lp - c.old
+    out = []
+    for i in range(len(A)):
+        on = c.m[i] > 0
+        x = lr[i][on]
+        if A[i] > 0:
+            x = torch.minimum(x, torch.clamp(x, -c.hp.gmpo_clip_eps, c.hp.gmpo_clip_eps_high))
+        elif A[i] < 0:
+            x = torch.maximum(x, torch.clamp(x, -c.hp.gmpo_clip_eps, c.hp.gmpo_clip_eps_high))
+        else:
+            x = x * 0
+        out.append(A[i] * torch.exp(x.mean()))
+    return -torch.stack(out).mean()
+
+
+def covariance(A, lp, m):
+    on = m > 0
+    return (A - A[on].mean()) * (lp.detach() - lp.detach()[on].mean())
+
+
+def ref_clip_cov(c):  # Clip-Cov (arXiv 2505.22617): PPO's clip; no gradient on drawn high-covariance tokens
+    A = group_hat(c.r, c.G)[:, None] * c.m
+    r = torch.exp(c.lp - c.old)
+    eps = c.cfg.clip_eps
+    plain, clip = r * A, torch.clamp(r, 1 - eps, 1 + eps) * A
+    cov = covariance(A, c.lp, c.m)
+    ok = (cov > c.hp.clip_cov_lb) & (cov < c.hp.clip_cov_ub) & (c.m > 0) & ~(clip.detach() < plain.detach())
+    candidates = [i for i, v in enumerate(ok.flatten().tolist()) if v]
+    h = hashlib.sha256()  # the draw the package documents: a randperm seeded by the rewards and the lengths
+    for x in (c.r, c.m.sum(-1)):
+        h.update(x.detach().double().contiguous().numpy().tobytes())
+    g = torch.Generator().manual_seed(int.from_bytes(h.digest()[:8], "little") % (2 ** 63))
+    n = max(int(c.hp.clip_cov_ratio * c.m.sum().item()), 1)
+    corr = torch.ones(c.m.numel(), dtype=torch.float64)
+    for j in torch.randperm(len(candidates), generator=g)[:n].tolist():
+        corr[candidates[j]] = 0
+    return -token_mean(corr.view_as(c.m) * torch.minimum(plain, clip), c.m)
+
+
+def ref_kl_cov(c):  # KL-Cov (arXiv 2505.22617): r A, minus coef |log r| on the top-covariance tokens
+    A = group_hat(c.r, c.G)[:, None] * c.m
+    cov = covariance(A, c.lp, c.m)
+    n = max(int(c.hp.kl_cov_ratio * c.m.sum().item()), 1)
+    flat = [(v, j) for j, (v, on) in enumerate(zip(cov.flatten().tolist(), c.m.flatten().tolist())) if on > 0]
+    top = torch.zeros(c.m.numel(), dtype=torch.float64)
+    for _, j in sorted(flat, reverse=True)[:n]:
+        top[j] = 1
+    lr = c.lp - c.old
+    return -token_mean(torch.exp(lr) * A - c.hp.kl_cov_coef * top.view_as(c.m) * lr.abs(), c.m)
+
+
+def ref_gpg(c):  # GPG (arXiv 2504.02546): alpha (r - mean) log pi, alpha = B / samples with A != 0
+    r, G = c.r.tolist(), c.G
+    A = [v - sum(r[i // G * G:(i // G + 1) * G]) / G for i, v in enumerate(r)]
+    alpha = len(A) / max(sum(a != 0 for a in A), 1)
+    return -token_mean(alpha * torch.tensor(A, dtype=torch.float64)[:, None] * c.lp, c.m)
+
+
+def ref_opo(c):  # OPO (arXiv 2505.23585): r - sum |o| r / sum |o|, on the token sum; PPO's clip when reused
+    n, r, G = c.m.sum(-1), c.r, c.G
+    A = torch.cat([r[g:g + G] - (n[g:g + G] * r[g:g + G]).sum() / n[g:g + G].sum() for g in range(0, len(r), G)])
+    eps = c.cfg.clip_eps
+    return -(clipped(torch.exp(c.lp - c.old), A[:, None], eps, eps) * c.m).sum() / len(r)
+
+
+def ref_grpo_passk(c):  # Pass@k training (arXiv 2503.19595): only each group's best answer, (r1 - r2) / std
+    r, G = c.r.tolist(), c.G
+    A = [0.0] * len(r)
+    for g in range(0, len(r), G):
+        group = r[g:g + G]
+        best = group.index(max(group))
+        second = sorted(group, reverse=True)[1]
+        mean = sum(group) / G
+        std = math.sqrt(sum((v - mean) ** 2 for v in group) / (G - 1))
+        A[g + best] = (group[best] - second) / (std + 1e-6)
+    return grpo_loss(c, torch.tensor(A, dtype=torch.float64)[:, None] * c.m)
+
+
+def ref_gdpo(c):  # GDPO (arXiv 2601.05242): each reward normalised in its group, summed, normalised over the batch
+    total = group_hat(c.r[:, 0], c.G) + group_hat(c.r[:, 1], c.G)
+    A = torch.tensor(normalised(total.tolist()), dtype=torch.float64)
+    return grpo_loss(c, A[:, None] * c.m)
+
+
+PEER_REFERENCE = {"sapo": ref_sapo, "vespo": ref_vespo, "luspo": ref_luspo, "gmpo": ref_gmpo,
+                  "clip-cov": ref_clip_cov, "kl-cov": ref_kl_cov, "gpg": ref_gpg, "opo": ref_opo,
+                  "grpo-passk": ref_grpo_passk, "gdpo": ref_gdpo}
+
+# settings under which each update of the test batch exercises the method (the defaults are the papers')
+PEER_OVERRIDES = {  # each far from the value tests/test_step_effects.py moves it to (default * 1.5 + 0.05)
+    "luspo": {"luspo_clip_eps": 0.02, "luspo_clip_eps_high": 0.03},  # GSPO's 3e-4 clips every sequence
+    "clip-cov": {"clip_cov_ratio": 0.02, "clip_cov_lb": 0.0, "clip_cov_ub": 0.3},  # some tokens among many
+    "kl-cov": {"kl_cov_ratio": 0.2},
+}
+
+
+def gdpo_scores(r, gen):
+    """GDPO's two reward columns: the 0/1 rule and a length-like penalty in [-1, 0]."""
+    return torch.stack([r, -torch.rand(len(r), generator=gen, dtype=torch.float64)], -1)
+
+
+PEER_SCORES = {"gdpo": gdpo_scores}

@@ -1,0 +1,293 @@
+"""verl's advantage estimators and policy losses against the package, through `peers.from_verl`.
+
+verl is not installable here. The REFERENCE below is written from verl's published formulas
+(verl/trainer/ppo/core_algos.py at commit b178a3cd56f58b2d502255daba591e92833930a7: the estimators grpo,
+gpg, opo, grpo_passk, rloo, reinforce_plus_plus(_baseline); the policy losses vanilla with its dual clip,
+gspo, sapo, cispo, gpg, geo_mean, clip_cov, kl_cov; agg_loss; the low_var_kl penalty), not imported from
+verl: each is a plain loss over the log-probs, differentiated by autograd, on a ragged float64 batch
+on- and off-policy. The package's side is METHODS[name].coefficient with the settings from_verl maps
+verl's config to, through eq 5's surrogate. Where verl's arithmetic differs by a constant of its code the
+tolerance says which (1e-8 added to each response's token count in its seq-mean modes and GMPO; REINFORCE++'s
+whitening by sqrt(var + 1e-8) where the package divides by std + eps). Each family has a negative control.
+"""
+
+import pytest
+import torch
+
+from unified_rl import wiring
+from unified_rl.methods import METHODS
+from unified_rl.paradigm import step_from_tensors, surrogate_loss
+from unified_rl.peers import from_verl
+from unified_rl.presets import get_preset
+
+G, GROUPS, T = 4, 3, 7
+EXACT, PLUS_1E8, WHITEN = 1e-10, 1e-6, 1e-4  # relative to the largest gradient entry
+
+
+def batch(seed=0, off_policy=True):
+    g = torch.Generator().manual_seed(seed)
+    B = G * GROUPS
+    lengths = torch.tensor([2, 7, 1, 5, 4, 7, 3, 6, 7, 2, 5, 4])
+    mask = (torch.arange(T)[None] < lengths[:, None]).double()
+    logp = -2 * torch.rand(B, T, generator=g, dtype=torch.float64) * mask
+    old = logp + (0.3 * torch.randn(B, T, generator=g, dtype=torch.float64) * mask if off_policy else 0)
+    if off_policy:  # a few tokens far off: ratios past verl's dual clip at 3
+        old[1, 2], old[5, 0], old[8, 4] = logp[1, 2] - 1.5, logp[5, 0] - 1.3, logp[8, 4] + 1.4
+    ref = logp - 0.2 * torch.rand(B, T, generator=g, dtype=torch.float64) * mask
+    r = torch.tensor([1., 0., 0., 1., 0., 1., 1., 1., 0., 0., 0., 1.], dtype=torch.float64)
+    return dict(mask=mask, logp=logp, old=old, ref=ref, r=r)
+
+
+# ---------------------------------------------------------------- the reference, from verl's formulas
+
+def v_agg(loss_mat, mask, mode):
+    if mode == "token-mean":
+        return (loss_mat * mask).sum() / mask.sum()
+    if mode == "seq-mean-token-sum":
+        return (loss_mat * mask).sum(-1).mean()
+    return ((loss_mat * mask).sum(-1) / (mask.sum(-1) + 1e-8)).mean()  # seq-mean-token-mean
+
+
+def groups(r):
+    return r.view(-1, G)
+
+
+def v_grpo_adv(r, mask, eps=1e-6, norm=True):
+    x = groups(r)
+    a = x - x.mean(-1, keepdim=True)
+    if norm:
+        a = a / (x.std(-1, keepdim=True) + eps)
+    return a.reshape(-1, 1) * mask
+
+
+def v_gpg_adv(r, mask):
+    alpha = len(r) / max(int(torch.count_nonzero(r)), 1)
+    x = groups(r)
+    return (alpha * (x - x.mean(-1, keepdim=True))).reshape(-1, 1) * mask
+
+
+def v_opo_adv(r, mask):
+    n, x = groups(mask.sum(-1)), groups(r)
+    return (x - (n * x).sum(-1, keepdim=True) / n.sum(-1, keepdim=True)).reshape(-1, 1) * mask
+
+
+def v_passk_adv(r, mask, eps=1e-6, norm=True):
+    out = torch.zeros_like(r)
+    for k, x in enumerate(groups(r)):
+        top, idx = torch.topk(x, 2)
+        gap = top[0] - top[1]
+        out[k * G + int(idx[0])] = gap / (x.std() + eps) if norm else gap
+    return out[:, None] * mask
+
+
+def v_rloo_adv(r, mask):
+    x = groups(r)
+    return (x * G / (G - 1) - x.mean(-1, keepdim=True) * G / (G - 1)).reshape(-1, 1) * mask
+
+
+def whiten(v, mask):
+    n = mask.sum()
+    mean = (v * mask).sum() / (n + 1e-8)
+    var = (((v - mean) ** 2) * mask).sum() / (n + 1e-8) * n / (n - 1)
+    return (v - mean) * torch.rsqrt(var + 1e-8)
+
+
+def v_rpp_adv(r, mask, baseline):
+    x = groups(r)
+    s = (x - x.mean(-1, keepdim=True)).reshape(-1) if baseline else r  # with outcome rewards, gamma = 1
+    return whiten(s[:, None] * mask, mask) * mask
+
+
+def v_vanilla(b, lp, A, mode, low=0.2, high=0.2, c=3.0):
+    ratio = torch.exp(torch.clamp(lp - b["old"], -20.0, 20.0))
+    l1, l2 = -A * ratio, -A * torch.clamp(ratio, 1 - low, 1 + high)
+    clip1 = torch.maximum(l1, l2)
+    loss = torch.where(A < 0, torch.minimum(-A * c, clip1), clip1)
+    return v_agg(loss, b["mask"], mode)
+
+
+def v_gspo(b, lp, A, low, high):
+    m = b["mask"]
+    seq = ((lp - b["old"]) * m).sum(-1) / m.sum(-1).clamp(min=1)
+    s = torch.exp(torch.clamp(lp - lp.detach() + seq.detach()[:, None], max=10.0))
+    loss = torch.maximum(-A * s, -A * torch.clamp(s, 1 - low, 1 + high))
+    return v_agg(loss, m, "seq-mean-token-mean")
+
+
+def v_sapo(b, lp, A, tau_pos=1.0, tau_neg=1.05):
+    ratio = torch.exp(torch.clamp(lp - b["old"], -20.0, 20.0))
+    tau = torch.where(A > 0, torch.tensor(tau_pos, dtype=A.dtype), torch.tensor(tau_neg, dtype=A.dtype))
+    return v_agg(-torch.sigmoid(tau * (ratio - 1.0)) * (4.0 / tau) * A, b["mask"], "seq-mean-token-mean")
+
+
+def v_cispo(b, lp, A, mode, low, high):
+    ratio = torch.exp(torch.clamp(lp - b["old"], -20.0, 20.0))
+    return v_agg(-torch.clamp(ratio, 1 - low, 1 + high).detach() * A * lp, b["mask"], mode)
+
+
+def v_gpg(b, lp, A, mode):
+    return v_agg(-lp * A, b["mask"], mode)
+
+
+def v_geo_mean(b, lp, A, low, high):
+    m = b["mask"]
+    x = lp - b["old"]
+    sgn = torch.sign(A)
+    c = sgn * torch.min(sgn * x, sgn * torch.clamp(x, -low, high))
+    n = m.sum(-1)
+    ratio = torch.exp((c * m).sum(-1) / (n + 1e-8))
+    return (-((A * m).sum(-1) / (n + 1e-8)) * ratio).mean()
+
+
+def masked_mean(x, m):
+    return (x * m).sum() / (m.sum() + 1e-8)
+
+
+def v_clip_cov(b, lp, A, mode, low, high, ratio_k, lb, ub):
+    m = b["mask"]
+    ratio = torch.exp(lp - b["old"])
+    l1, l2 = -A * ratio, -A * torch.clamp(ratio, 1 - low, 1 + high)
+    clipped = (l2 > l1) & (m > 0)
+    cov = (A - masked_mean(A, m)) * (lp - masked_mean(lp.detach(), m))
+    cov = cov.masked_fill(m == 0, -torch.inf).masked_fill(clipped, -torch.inf)
+    n = max(int(ratio_k * m.sum().item()), 1)
+    idx = torch.nonzero((cov < ub) & (cov > lb) & (m > 0))
+    idx = idx[torch.randperm(len(idx))[:min(n, len(idx))]]
+    corr = torch.ones_like(A)
+    corr[idx[:, 0], idx[:, 1]] = 0
+    return v_agg(torch.maximum(l1, l2) * corr, m, mode)
+
+
+def v_kl_cov(b, lp, A, mode, ratio_k, coef):
+    m = b["mask"]
+    x = lp - b["old"]
+    loss = -A * torch.exp(x)
+    with_kl = -A * torch.exp(x) + coef * x.abs()
+    valid = torch.nonzero(m.reshape(-1) > 0, as_tuple=True)[0]
+    a, l_ = A[m > 0].detach(), lp[m > 0].detach()
+    cov = (a - a.mean()) * (l_ - l_.mean())
+    top = valid[torch.topk(cov, max(1, int(len(cov) * ratio_k))).indices]
+    loss = loss.clone()
+    loss.view(-1)[top] = with_kl.view(-1)[top]
+    return v_agg(loss, m, mode)
+
+
+def v_low_var_kl(lp, ref):
+    kl = torch.clamp(ref - lp, -20, 20)
+    return torch.clamp(torch.exp(kl) - kl - 1, -10, 10)
+
+
+# ---------------------------------------------------------------- the cases
+
+CASES = {  # name: (from_verl arguments, reference loss, tolerance)
+    "grpo-vanilla": (("grpo", "vanilla", "token-mean", {}),
+                     lambda b, lp: v_vanilla(b, lp, v_grpo_adv(b["r"], b["mask"]), "token-mean"), EXACT),
+    "grpo-no-std-seq-mean": (("grpo", "vanilla", "seq-mean-token-mean", {"norm_adv_by_std_in_grpo": False}),
+                             lambda b, lp: v_vanilla(b, lp, v_grpo_adv(b["r"], b["mask"], norm=False),
+                                                     "seq-mean-token-mean"), PLUS_1E8),
+    "grpo-clip-higher-token-sum": (("grpo", "vanilla", "seq-mean-token-sum", {"clip_ratio_high": 0.28}),
+                                   lambda b, lp: v_vanilla(b, lp, v_grpo_adv(b["r"], b["mask"]),
+                                                           "seq-mean-token-sum", high=0.28), EXACT),
+    "grpo-kl-loss": (("grpo", "vanilla", "token-mean", {"use_kl_loss": True, "kl_loss_coef": 0.1}),
+                     lambda b, lp: v_vanilla(b, lp, v_grpo_adv(b["r"], b["mask"]), "token-mean")
+                     + 0.1 * v_agg(v_low_var_kl(lp, b["ref"]), b["mask"], "token-mean"), EXACT),
+    "gspo": (("grpo", "gspo", "seq-mean-token-mean", {"clip_ratio_low": 0.05, "clip_ratio_high": 0.08}),
+             lambda b, lp: v_gspo(b, lp, v_grpo_adv(b["r"], b["mask"]), 0.05, 0.08), PLUS_1E8),
+    "sapo": (("grpo", "sapo", "seq-mean-token-mean", {}),
+             lambda b, lp: v_sapo(b, lp, v_grpo_adv(b["r"], b["mask"])), PLUS_1E8),
+    "cispo": (("grpo", "cispo", "token-mean", {"clip_ratio_high": 0.3}),
+              lambda b, lp: v_cispo(b, lp, v_grpo_adv(b["r"], b["mask"]), "token-mean", 0.2, 0.3), EXACT),
+    "gpg": (("gpg", "gpg", "token-mean", {}),
+            lambda b, lp: v_gpg(b, lp, v_gpg_adv(b["r"], b["mask"]), "token-mean"), EXACT),
+    "geo-mean": (("grpo", "geo_mean", "token-mean", {"clip_ratio": 0.4}),
+                 lambda b, lp: v_geo_mean(b, lp, v_grpo_adv(b["r"], b["mask"]), 0.4, 0.4), PLUS_1E8),
+    "clip-cov": (("grpo", "clip_cov", "token-mean", {"clip_cov_ratio": 1.0, "clip_cov_lb": -0.5, "clip_cov_ub": 0.5}),
+                 lambda b, lp: v_clip_cov(b, lp, v_grpo_adv(b["r"], b["mask"]), "token-mean", 0.2, 0.2, 1.0,
+                                          -0.5, 0.5), EXACT),
+    "kl-cov": (("grpo", "kl_cov", "token-mean", {"kl_cov_ratio": 0.1, "ppo_kl_coef": 0.7}),
+               lambda b, lp: v_kl_cov(b, lp, v_grpo_adv(b["r"], b["mask"]), "token-mean", 0.1, 0.7), EXACT),
+    "opo": (("opo", "vanilla", "seq-mean-token-sum", {"clip_ratio_c": 100.0}),
+            lambda b, lp: v_vanilla(b, lp, v_opo_adv(b["r"], b["mask"]), "seq-mean-token-sum", c=100.0), EXACT),
+    "grpo-passk": (("grpo_passk", "vanilla", "token-mean", {"clip_ratio_c": 100.0}),
+                   lambda b, lp: v_vanilla(b, lp, v_passk_adv(b["r"], b["mask"]), "token-mean", c=100.0), EXACT),
+    "rloo": (("rloo", "vanilla", "seq-mean-token-sum", {"clip_ratio_c": 100.0}),
+             lambda b, lp: v_vanilla(b, lp, v_rloo_adv(b["r"], b["mask"]), "seq-mean-token-sum", c=100.0), EXACT),
+    "reinforce++-baseline": (("reinforce_plus_plus_baseline", "vanilla", "token-mean", {"clip_ratio_c": 100.0}),
+                             lambda b, lp: v_vanilla(b, lp, v_rpp_adv(b["r"], b["mask"], True), "token-mean",
+                                                     c=100.0), WHITEN),
+    "reinforce++-kl-loss": (("reinforce_plus_plus", "vanilla", "seq-mean-token-mean",
+                             {"clip_ratio_c": 100.0, "use_kl_loss": True, "kl_loss_coef": 0.1}),
+                            lambda b, lp: v_vanilla(b, lp, v_rpp_adv(b["r"], b["mask"], False), "seq-mean-token-mean",
+                                                    c=100.0)
+                            + 0.1 * v_agg(v_low_var_kl(lp, b["ref"]), b["mask"], "seq-mean-token-mean"), WHITEN),
+}
+
+
+def ours(b, lp, name, overrides):
+    m = METHODS[name]
+    preset, hp = wiring.configure(m, get_preset("tiny"), overrides)
+    step = step_from_tensors(lp, b["mask"], preset.rl, logp_ref=b["ref"] if m.uses_ref else None,
+                             logp_old=b["old"], scores=b["r"], group_size=G, hp=hp)
+    return -surrogate_loss(lp, m.coefficient(step), b["mask"])  # J: its gradient is the method's
+
+
+def gradients(case, off_policy, change=None):
+    (est, mode, agg, config), reference, tol = CASES[case]
+    b = batch(off_policy=off_policy)
+    lp_v = b["logp"].clone().requires_grad_()
+    (g_verl,) = torch.autograd.grad(-reference(b, lp_v), lp_v)  # verl minimises the loss: J = -loss
+    name, overrides = from_verl(est, mode, agg, **config)
+    lp_o = b["logp"].clone().requires_grad_()
+    (g_ours,) = torch.autograd.grad(ours(b, lp_o, name, change(overrides) if change else overrides), lp_o)
+    return g_ours, g_verl, tol
+
+
+def rel(a, b):
+    assert b.abs().max() > 0
+    return ((a - b).abs().max() / b.abs().max()).item()
+
+
+@pytest.mark.parametrize("off_policy", [False, True], ids=["on-policy", "off-policy"])
+@pytest.mark.parametrize("case", list(CASES))
+def test_verl_formula_equals_the_package_coefficient(case, off_policy):
+    g_ours, g_verl, tol = gradients(case, off_policy)
+    assert rel(g_ours, g_verl) < tol, case
+
+
+def test_the_off_policy_batch_reaches_the_dual_clip():
+    b = batch()
+    A = v_grpo_adv(b["r"], b["mask"])
+    r = torch.exp(b["logp"] - b["old"])
+    assert ((A < 0) & (r > 3) & (b["mask"] > 0)).any() and ((r - 1).abs() > 0.2)[b["mask"] > 0].any()
+
+
+SLIPS = {  # a slip in the mapping, and the case that must catch it
+    "no-dual-clip": ("grpo-vanilla", lambda o: {**o, "delta": None}),
+    "per-group-token-mean": ("grpo-vanilla", lambda o: {**o, "aggregation": "token-mean"}),
+    "std-kept": ("grpo-no-std-seq-mean", lambda o: {**o, "scale_rewards": "group"}),
+    "token-ratio-for-gspo": ("gspo", lambda o: {**o, "importance_sampling_level": "token"}),
+    "cispo-without-lower-bound": ("cispo", lambda o: {**o, "cispo_clip_eps": None}),
+    "gpg-paper-count": ("gpg", lambda o: {**o, "gpg_count": "nonzero-advantage"}),
+    "gmpo-symmetric-pessimism": ("geo-mean", lambda o: {**o, "gmpo_clip_eps_high": 0.05}),
+    "kl-cov-coef": ("kl-cov", lambda o: {**o, "kl_cov_coef": 0.0}),
+    "reinforce++-no-baseline": ("reinforce++-baseline", lambda o: {**o, "reinforce_baseline": "none"}),
+    "opo-token-mean": ("opo", lambda o: {**o, "aggregation": "batch-token-mean"}),
+}
+
+
+@pytest.mark.parametrize("slip", list(SLIPS))
+def test_a_mapping_slip_is_caught(slip):
+    case, change = SLIPS[slip]
+    g_ours, g_verl, tol = gradients(case, True, change)
+    assert rel(g_ours, g_verl) > 1e3 * tol, slip
+
+
+def test_from_verl_names_what_it_cannot_map():
+    with pytest.raises(ValueError, match="no method here pairs"):
+        from_verl("gae", "gpg")
+    with pytest.raises(ValueError, match="loss_agg_mode"):
+        from_verl("grpo", "vanilla", "seq-mean-token-sum-norm")
+    with pytest.raises(ValueError, match="does not read"):
+        from_verl("grpo", "vanilla", clip_ratioo=0.1)
+    with pytest.raises(ValueError, match="k3 penalty"):
+        from_verl("grpo", "vanilla", use_kl_loss=True, kl_loss_type="kl")
