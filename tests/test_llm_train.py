@@ -116,7 +116,7 @@ def test_cli_errors_are_one_line(folders, tmp_path, capsys):
         assert "Traceback" not in err
 
 
-@pytest.mark.parametrize("dtype", ["bfloat16", "float16"])
+@pytest.mark.parametrize("dtype", ["bfloat16"])  # float16 is refused on the CPU (test_llm_hostile.py)
 def test_half_precision_weights_train_float32_adapters(dtype, folders, coin_parser):
     run = train("grpo", preset=_preset(folders["llama"], lora_r=4, dtype=dtype), steps=1, progress=False,
                 eval_every=0)

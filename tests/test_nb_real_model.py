@@ -102,3 +102,18 @@ def test_tables_and_exercises_follow_the_language():
     assert (nb12.comparison_markdown(cols, k=2), nb12.examples_markdown(cols["before"]), ex.q1.title,
             ex.q2.hints) == english
     assert english[1] == "- *What is 1 + 2?* (answer 3) → `1 + 2 = 3 ⏎ ok` ✓"
+
+
+@pytest.mark.parametrize("steps", [1, 2, 10])
+def test_the_live_runs_step_axis_has_room_and_whole_steps(steps):
+    """One step is a point at 1 on an axis from 0.5 to 1.5 (matplotlib alone spans 0.96 to 1.04)."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    fig, ax = plt.subplots()
+    ax.plot(range(1, steps + 1), [0.5] * steps, "o-")
+    nb12.step_axis(ax, steps)
+    fig.canvas.draw()
+    ticks = [t for t in ax.get_xticks() if 0.5 <= t <= steps + 0.5]
+    assert ax.get_xlim() == (0.5, steps + 0.5) and 1 in ticks and all(t == int(t) for t in ticks)
+    plt.close(fig)

@@ -21,6 +21,7 @@ from .lab import make_lab, seed_everything
 from .loop import fit
 from .methods import SFT
 from .wiring import configure
+from .worlds import run_record
 
 PACKAGE = os.path.dirname(os.path.abspath(__file__))
 SFT_CODE = ("task.py", "tokenizer.py", "models.py", "sampling.py", "data/core.py", "paradigm.py", "wiring.py",
@@ -113,7 +114,8 @@ def _build(path, preset, seed, progress):
 
 def _summary(preset, seed, lab):
     return {"method": SFT.name, "preset": preset.name, "steps": preset.sft.steps, "seed": seed,
-            "init": None, "device": str(lab.device), "code": code_version(SFT_CODE), "version": __version__}
+            "init": None, "device": str(lab.device), "code": code_version(SFT_CODE), "version": __version__,
+            "config": asdict(preset), **run_record(preset)}
 
 
 def adopt(run, preset, seed):

@@ -78,6 +78,7 @@ def _folder(text):
 def build_parser():
     from .methods import METHODS
     from .presets import PRESETS
+    from .worlds import world_of
 
     p = _Parser(prog="python -m unified_rl", formatter_class=argparse.RawDescriptionHelpFormatter,
                 description=f"Train and evaluate {len(METHODS)} post-training methods (DeepSeekMath's SFT, "
@@ -101,7 +102,8 @@ def build_parser():
     t.add_argument("--model", help="a pretrained chat model: smollm2 (offline), a folder or a hub name "
                                    "(preset llm-cpu, or llm-gpu with CUDA, unless --preset says)")
     t.add_argument("--task", help="with --model: words, words:DIGITS, gsm8k or gsm8k:FILE.jsonl [the preset's]")
-    t.add_argument("--lora-r", type=_positive, help="with --model: LoRA rank, 0 for full fine-tuning")
+    t.add_argument("--lora-r", type=_positive, help="with --model: LoRA rank, 0 for full fine-tuning (switching "
+                                                    "between them switches the preset's learning rate too)")
     t.add_argument("--micro-batch", type=_positive, help="with --model: rows per forward-backward (0: all)")
     t.add_argument("--dtype", choices=["auto", "float32", "bfloat16", "float16", "float64"],
                    help="with --model: the weights' dtype")
@@ -110,7 +112,9 @@ def build_parser():
                                                       "(FSDP2, per decoder layer)")
     e = sub.add_parser("evaluate", help="greedy accuracy, Pass@K and Maj@K of a checkpoint")
     e.add_argument("checkpoint", help="a folder saved by train (OUT/checkpoint) or any causal LM path")
-    e.add_argument("--preset", default="auto", choices=[*PRESETS, "auto"], help="which held-out questions [auto]")
+    e.add_argument("--preset", default="auto", choices=[*PRESETS, "auto"],
+                   help="which held-out questions [auto: a run's own, read from its summary.json; else by the "
+                        "checkpoint's kind: a chat model llm-cpu/llm-gpu, the lab's model cpu/gpu]")
     e.add_argument("--samples", type=_one_or_more, default=None, help="samples per question (default: the largest k)")
     e.add_argument("--k", type=_ks, default=[1, 4, 16], help="comma-separated K values [1,4,16]")
     e.add_argument("--temperature", type=_temperature, default=0.7, help="sampling temperature [0.7]")
@@ -120,7 +124,7 @@ def build_parser():
     from .experiments import EXPERIMENTS
     r = sub.add_parser("reproduce", help="run one of the paper's §5.2 experiments end to end")
     r.add_argument("name", choices=list(EXPERIMENTS), metavar="NAME", help=f"one of: {', '.join(EXPERIMENTS)}")
-    r.add_argument("--preset", default="auto", choices=[*(n for n, v in PRESETS.items() if v.llm is None), "auto"],
+    r.add_argument("--preset", default="auto", choices=[*(n for n in PRESETS if world_of(n).kind == "lab"), "auto"],
                    help="cpu, gpu, or auto [auto]")
     r.add_argument("--seeds", type=_one_or_more, default=3, help="independent seeds, for the spread [3]")
     r.add_argument("--out", required=True, type=_folder, help="folder for NAME.json and NAME.png")
@@ -166,8 +170,10 @@ def cmd_train(args):
     from . import distributed
     from .runs import check_out, hold
     from .trainer import ready_before_ranks, save_run, train
+    from .worlds import world_of
 
     preset = _train_preset(args)
+    world_of(preset).check()  # a dtype this device cannot train in: refused before anything is made
     ready_before_ranks(args.method, preset, args.seed, args.init, args.resume, not args.quiet)
     distributed.init()  # under torchrun: this process is one rank (distributed.py); rank 0 alone writes OUT
     with contextlib.ExitStack() as held:
@@ -191,7 +197,24 @@ def cmd_train(args):
     ev = run.summary["eval"]
     print(f"{args.method}: held-out greedy accuracy {ev['accuracy']:.3f}, pass@1 {ev['pass_at_k']['1']:.3f}, "
           f"maj@{max(map(int, ev['maj_at_k']))} {ev['maj_at_k'][max(ev['maj_at_k'], key=int)]:.3f} "
-          f"({run.summary['seconds']:.0f} s on {run.summary['device']}) -> {args.out}")
+          f"({run.summary['seconds']:.0f} s on {run.summary['device']}) -> {args.out} ({_sizes(args.out)})")
+
+
+def _sizes(out):
+    """The run folder's size, and the share of state.pt (what only --resume reads)."""
+    from .runs import STATE, manifest
+
+    def size(rel):
+        path = os.path.join(out, rel)
+        return os.path.getsize(path) if os.path.isfile(path) else 0
+
+    total, state = sum(map(size, manifest(out) or [])), size(STATE)
+    return f"{_bytes(total)}, of which {STATE} {_bytes(state)}: pi_ref, the optimizer and RNG states, read only " \
+           "by --resume"
+
+
+def _bytes(n):
+    return f"{n / 1e9:.1f} GB" if n >= 1e8 else f"{n / 1e6:.1f} MB" if n >= 1e5 else f"{n / 1e3:.0f} kB"
 
 
 def _train_preset(args):
@@ -221,27 +244,20 @@ def _evaluate(policy, tokenizer, problems, k_problems, samples, ks, temperature,
 
 
 def cmd_evaluate(args):
-    from .lab import load_checkpoint
-    from .presets import get_preset
-    from .task import make_splits
-
-    preset = get_preset(args.preset)
-    samples = args.samples or max(args.k)
     from .trainer import plain_load_error
-    try:
-        if preset.llm is not None:  # a chat model (an alias such as smollm2, a folder, an adapter)
-            from .llm import load_pretrained
+    from .worlds import evaluation_preset, splits_of, world_of
 
-            _, test = preset.task.splits(preset.n_rl, preset.n_test, seed=preset.seed)
-            tokenizer, policy = load_pretrained(args.checkpoint, preset.llm.dtype)
-        else:
-            _, test = make_splits(preset.task, preset.n_rl, preset.n_test, seed=preset.seed)
-            tokenizer, policy = load_checkpoint(args.checkpoint)
+    preset, chosen = evaluation_preset(args.checkpoint, args.preset)  # a run's own task and model
+    samples = args.samples or max(args.k)
+    try:
+        _, test = splits_of(preset)
+        tokenizer, policy = world_of(preset).load(args.checkpoint)
     except ValueError as e:
         raise plain_load_error(e) from None
+    print(f"evaluating {args.checkpoint} on preset {preset.name}'s held-out questions ({chosen})", file=sys.stderr)
     result = _evaluate(policy, tokenizer, test, args.problems or preset.k_problems, samples, args.k,
                        args.temperature, args.seed)
-    result["checkpoint"] = args.checkpoint
+    result["checkpoint"], result["preset"] = args.checkpoint, preset.name
     _write_json(args.out, result)
     print(json.dumps(result, indent=2))
 

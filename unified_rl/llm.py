@@ -19,6 +19,9 @@ import io
 import json
 import os
 import shutil
+import sys
+import time
+import warnings
 
 import torch
 from transformers import AutoModelForCausalLM
@@ -48,11 +51,14 @@ def need(module, what):
 
 
 def resolve_dtype(name, device="cpu") -> torch.dtype:
-    """torch dtype of `name`; bfloat16 only where the device supports it (a T4 does not).
+    """torch dtype of `name` (or a torch.dtype); ValueError for one the device cannot compute in.
 
-    "auto": bfloat16 on a GPU that has it, float16 on one that does not, float32 on the CPU.
+    "auto": bfloat16 on a GPU that has it, float16 on one that does not, float32 on the CPU. float16 on
+    the CPU is refused: a full fine-tuning run's weights were NaN after one step, and it is slow there.
     """
     device = torch.device(device)
+    if isinstance(name, torch.dtype):
+        name = next((k for k, v in DTYPES.items() if v == name), str(name))
     if name == "auto":
         if device.type != "cuda":
             return torch.float32
@@ -61,7 +67,35 @@ def resolve_dtype(name, device="cpu") -> torch.dtype:
         raise ValueError(f"unknown dtype {name!r}; choose auto or one of {sorted(DTYPES)}")
     if name == "bfloat16" and device.type == "cuda" and not torch.cuda.is_bf16_supported():
         raise ValueError("this GPU has no bfloat16; use dtype float16 or float32")
+    if name == "float16" and device.type == "cpu":
+        raise ValueError("the CPU cannot train in float16 (its weights were NaN after one step, and it is slower "
+                         "than float32 there); use dtype float32 or bfloat16, or float16 on a GPU")
     return DTYPES[name]
+
+
+HALF = (torch.bfloat16, torch.float16)
+
+
+def weights_dtype(cfg, device) -> torch.dtype:
+    """The dtype the weights of an LLMConfig `cfg` are held in on `device`.
+
+    LoRA: `cfg.dtype` (the base weights are frozen; the adapters train in float32). Full fine-tuning in
+    a half dtype: float32, the master copy an optimizer step needs (without it bfloat16 rounded most
+    updates away: 0.97 % of SmolLM2's weights changed in an SFT step, against 96.6 % in float32); the
+    forward passes still run in bfloat16 under autocast on a GPU that has it (sampling.autocast).
+    """
+    dtype = resolve_dtype(cfg.dtype, device)
+    return torch.float32 if not cfg.lora_r and dtype in HALF else dtype
+
+
+def evaluation_dtype(cfg, device=None) -> torch.dtype:
+    """The dtype a run's checkpoint is evaluated in: the run's weights' dtype, float32 where this device
+    cannot compute in it (a GPU run's float16 weights evaluated on the CPU)."""
+    device = pick_device(device)
+    try:
+        return weights_dtype(cfg, device)
+    except ValueError:
+        return torch.float32
 
 
 def gguf_file(alias) -> str:
@@ -109,8 +143,9 @@ def _no_gguf_bar():
 def convert_gguf(path, out):
     """Dequantise the GGUF file `path` to float32 and save model + tokenizer as a folder `out`.
 
-    Written to a hidden sibling first and renamed into place, so a kill or a concurrent load never
-    leaves a half-written folder that looks complete.
+    Says so on stderr while it runs (a minute or more on a busy CPU). Written to a hidden sibling
+    first and renamed into place, so a kill, a concurrent load or a cache deleted meanwhile never
+    leaves a half-written folder that looks complete; a failed save is one ValueError line.
     """
     need("gguf", "reading a GGUF file")
     need("accelerate", "reading a GGUF file")
@@ -118,27 +153,47 @@ def convert_gguf(path, out):
 
     _quiet()
     folder, name = os.path.split(path)
+    print(f"converting {name} to float32 into the model cache {out} (once; about a minute)",
+          file=sys.stderr, flush=True)
+    t0 = time.time()
     with contextlib.redirect_stderr(io.StringIO()), _no_gguf_bar():  # the dequantiser's own progress bar
         tokenizer = AutoTokenizer.from_pretrained(folder, gguf_file=name)
         model = AutoModelForCausalLM.from_pretrained(folder, gguf_file=name, dtype=torch.float32)
     model.hf_quantizer = None  # dequantised: the weights are plain float32 now, so they can be saved
     if hasattr(model.config, "quantization_config"):
         del model.config.quantization_config
+    save_converted(model, tokenizer, {"gguf": name, "dequantised_to": "float32"}, out)
+    print(f"converted in {time.time() - t0:.0f} s; later loads read {out}", file=sys.stderr, flush=True)
+    return out
+
+
+def save_converted(model, tokenizer, source, out):
+    """Save a converted model into the cache folder `out` atomically (a hidden sibling renamed into place)."""
     tmp = f"{out}.new-{os.getpid()}"
     shutil.rmtree(tmp, ignore_errors=True)
     try:
         model.save_pretrained(tmp)
         tokenizer.save_pretrained(tmp)
         with open(os.path.join(tmp, "source.json"), "w") as f:
-            json.dump({"gguf": name, "dequantised_to": "float32"}, f)
+            json.dump(source, f)
+        if not all(os.path.isfile(os.path.join(tmp, f)) for f in ("config.json", "model.safetensors")):
+            raise FileNotFoundError("the folder being written lost its weights")
         try:
             os.rename(tmp, out)
         except OSError:  # another process finished the same conversion first: keep its folder
             if not os.path.isfile(os.path.join(out, "config.json")):
                 raise
+    except Exception as e:  # the cache removed or full meanwhile: nothing half-written is left
+        raise ValueError(f"could not save the converted model into the cache {out}: {_short(e)} (was the "
+                         "cache folder removed or full? run the command again to convert it anew)") from None
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     return out
+
+
+def alias_folder(alias):
+    """The cache folder of an alias's converted weights."""
+    return os.path.join(llm_cache_dir(), ALIASES[alias.lower()][2])
 
 
 def pretrained_folder(name_or_path) -> str:
@@ -146,13 +201,17 @@ def pretrained_folder(name_or_path) -> str:
     key = os.fspath(name_or_path)
     if key.lower() not in ALIASES:
         return key
-    out = os.path.join(llm_cache_dir(), ALIASES[key.lower()][2])
+    out = alias_folder(key)
     done = lambda: os.path.isfile(os.path.join(out, "model.safetensors"))  # noqa: E731
     if not done() and not distributed.saves_models():  # rank 0 of a started process group converts it
         distributed.wait_for(done, f"the converted weights {out}")
     if not done():
         path = gguf_file(key.lower())
-        os.makedirs(os.path.dirname(out), exist_ok=True)
+        try:
+            os.makedirs(os.path.dirname(out), exist_ok=True)
+        except OSError as e:
+            raise ValueError(f"cannot create the model cache {os.path.dirname(out)}: {e.strerror or e} (set "
+                             "UNIFIED_RL_CACHE to a folder you can write)") from None
         # one process converts; another asking meanwhile waits for it and reads its folder (~20 s saved)
         with open(f"{out}.lock", "a") as lock:
             fcntl.flock(lock, fcntl.LOCK_EX)
@@ -161,16 +220,37 @@ def pretrained_folder(name_or_path) -> str:
     return out
 
 
+def portable(name_or_path) -> str:
+    """How a run names its base model so that it loads on another machine: an alias's cache folder (here
+    or on the machine that wrote it, `.../llm/smollm2-135m-instruct-q4_1`) becomes its alias again; a
+    hub name or another folder stays as it is."""
+    key = os.fspath(name_or_path)
+    parent, leaf = os.path.split(os.path.normpath(key))
+    for alias, (_, _, cached) in ALIASES.items():
+        if key.lower() == alias or (leaf == cached and os.path.basename(parent) == "llm"):
+            return next(a for a, v in ALIASES.items() if v[2] == cached)  # the first alias of that model
+    return key
+
+
 def is_adapter(path) -> bool:
     """Whether `path` is a folder holding a LoRA adapter (a LoRA run's checkpoint)."""
     return os.path.isfile(os.path.join(os.fspath(path), "adapter_config.json"))
 
 
+@contextlib.contextmanager
+def _peft_quiet():
+    """transformers' FutureWarning that peft triggers on every LoRA load (`is_gradient_checkpointing` is
+    deprecated): the user can do nothing about it, so it is not shown (a red box in a notebook)."""
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message=".*is_gradient_checkpointing.*", category=FutureWarning)
+        yield
+
+
 def load_pretrained(name_or_path, dtype="float32", device=None):
     """(tokenizer, model) of an alias (`smollm2`), a local folder or a hub name; ValueError if unloadable.
 
-    A LoRA run's checkpoint (an adapter folder) loads its base model, then the adapter, trainable.
-    The tokenizer keeps the model's chat template; it gets a pad token (its EOS) if it has none.
+    A LoRA run's checkpoint (an adapter folder) loads its base model (an alias is converted again if the
+    cache lost it), then the adapter, trainable. The tokenizer keeps the model's chat template.
     """
     _quiet()
     device = pick_device(device)
@@ -178,20 +258,33 @@ def load_pretrained(name_or_path, dtype="float32", device=None):
     p = pretrained_folder(name_or_path)
     if is_adapter(p):
         peft = need("peft", "a LoRA checkpoint")
-        with open(os.path.join(p, "adapter_config.json")) as f:
-            base = json.load(f).get("base_model_name_or_path")
+        try:
+            with open(os.path.join(p, "adapter_config.json")) as f:
+                base = json.load(f).get("base_model_name_or_path")
+        except (OSError, ValueError, AttributeError) as e:
+            raise ValueError(f"{p}/adapter_config.json is damaged ({_short(e)})") from None
         if not base:
             raise ValueError(f"{p}/adapter_config.json names no base model")
-        tokenizer, model = load_pretrained(base, dtype, device)
-        model = peft.PeftModel.from_pretrained(model, p, is_trainable=True)
+        tokenizer, model = load_pretrained(portable(base), torch_dtype, device)
+        try:
+            with _peft_quiet():
+                model = peft.PeftModel.from_pretrained(model, p, is_trainable=True)
+        except Exception as e:  # a truncated adapter, an adapter of another model
+            raise ValueError(f"could not load the LoRA adapter in {p}: {_short(e)}") from None
         own = any(os.path.exists(os.path.join(p, f)) for f in TOKENIZER_FILES)  # a run saves it beside
         return (load_tokenizer(p) if own else tokenizer), model
-    check_source(p, "a model")
-    tokenizer = load_tokenizer(p)
     try:
-        model = AutoModelForCausalLM.from_pretrained(p, dtype=torch_dtype)
-    except Exception as e:  # truncated weights, an unreachable hub: one line naming what and where
-        raise ValueError(f"could not load a model from {p!r}: {_short(e)}") from None
+        check_source(p, "a model")
+        tokenizer = load_tokenizer(p)
+        try:
+            model = AutoModelForCausalLM.from_pretrained(p, dtype=torch_dtype)
+        except Exception as e:  # truncated weights, an unreachable hub: one line naming what and where
+            raise ValueError(f"could not load a model from {p!r}: {_short(e)}") from None
+    except ValueError as e:
+        if p == os.fspath(name_or_path):
+            raise
+        raise ValueError(f"{e} (a damaged model cache entry: delete it with rm -r {p}; the next run converts "
+                         f"{name_or_path} again)") from None
     return tokenizer, model.to(device)
 
 
@@ -205,7 +298,8 @@ def add_lora(model, r=8, alpha=16):
         raise ValueError(f"LoRA rank must be >= 1, got {r}")
     config = peft.LoraConfig(r=r, lora_alpha=alpha, lora_dropout=0.0, target_modules=LORA_TARGETS,
                              task_type="CAUSAL_LM")
-    return peft.get_peft_model(model, config)
+    with _peft_quiet():
+        return peft.get_peft_model(model, config)
 
 
 class AdapterDisabled(torch.nn.Module):
@@ -281,7 +375,18 @@ def prepare_policy(model, cfg):
 
 def lab_models(init, cfg, device):
     """(tokenizer, policy, ref) a Lab needs for an LLMConfig `cfg`, starting from `init` (default
-    cfg.model): a folder, hub name, alias, or a LoRA run's adapter checkpoint."""
-    tokenizer, model = load_pretrained(init if init is not None else cfg.model, cfg.dtype, device)
+    cfg.model): a folder, hub name, alias, or a LoRA run's adapter checkpoint. Full fine-tuning asked in
+    a half dtype keeps float32 master weights (`weights_dtype`) and says so; a LoRA adapter records its
+    base model portably (`portable`), so the run folder loads on another machine."""
+    start = init if init is not None else cfg.model
+    dtype = weights_dtype(cfg, device)
+    if dtype != resolve_dtype(cfg.dtype, device) and distributed.is_main():
+        print(f"full fine-tuning keeps float32 master weights (dtype {cfg.dtype} would round most updates away); "
+              + ("its forward passes run in bfloat16 under autocast where the GPU has it (sampling.autocast)"
+                 if torch.device(device).type == "cuda" else "on the CPU it computes in float32"),
+              file=sys.stderr, flush=True)
+    tokenizer, model = load_pretrained(start, dtype, device)
     policy, ref = prepare_policy(model, cfg)
+    for config in getattr(policy, "peft_config", {}).values():
+        config.base_model_name_or_path = portable(config.base_model_name_or_path or start)
     return tokenizer, policy, ref

@@ -114,6 +114,26 @@ def accumulate(policy, batch, coef, size, only_response=False, weight=1.0):
         (surrogate_loss(logp, coef[rows.start:rows.stop], part.mask) * (len(rows) / B) * w).backward()
 
 
+def clip(policy, step):
+    """Clip the policy's gradient at norm 1; ValueError if it is not finite (the weights are left as they were)."""
+    try:
+        torch.nn.utils.clip_grad_norm_(policy.parameters(), 1.0, error_if_nonfinite=True)
+    except RuntimeError as e:
+        if "non-finite" not in str(e):
+            raise
+        raise ValueError(f"step {step}: the policy's gradient is not finite (NaN or inf); the run stopped before "
+                         "this update (a run folder keeps its last save)") from None
+
+
+def check_finite(policy, step):
+    """ValueError naming the first trainable weight the update made NaN or inf (float16's AdamW, whose eps
+    underflows to 0, does it in one step): the run stops there instead of sampling from NaN."""
+    bad = next((n for n, p in policy.named_parameters() if p.requires_grad and not bool(torch.isfinite(p).all())), None)
+    if bad is not None:
+        raise ValueError(f"step {step}: the update made the policy's weights non-finite ({bad} holds NaN or inf); "
+                         "the run stopped (a run folder keeps its last save)")
+
+
 def fit(m, lab, hp, steps, summary, eval_every=None, progress=True, out=None, save_every=None,
         resume=None, label=None):
     """Train `lab.policy` in place with method `m` for `steps` steps in all; returns a Run.
@@ -147,8 +167,7 @@ def fit(m, lab, hp, steps, summary, eval_every=None, progress=True, out=None, sa
     epochs = getattr(section, "epochs", 1)
     if isinstance(epochs, bool) or not isinstance(epochs, int) or epochs < 1:
         raise ValueError(f"epochs (updates per batch) must be a whole number >= 1, got {epochs!r}")
-    micro = getattr(preset.llm, "micro_batch", 0) if preset.llm is not None else 0
-    only_response = response_only(lab)
+    micro, only_response = lab.world.micro_batch, response_only(lab)  # the world's flags (worlds.py)
     t0 = time.time() - elapsed
     bar = tqdm(range(resume_state.step, steps), desc=label or m.name, disable=not progress or not distributed.is_main(),
                leave=False)
@@ -184,8 +203,10 @@ def fit(m, lab, hp, steps, summary, eval_every=None, progress=True, out=None, sa
             if loss is not None:
                 loss.backward()
             distributed.average_gradients(params)  # what DDP does; FSDP2 reduced its own in backward
-            torch.nn.utils.clip_grad_norm_(lab.policy.parameters(), 1.0)
+            clip(lab.policy, it + 1)
             opt.step()
+            if not sharded:  # an FSDP2 run's weights are checked whole when saved (runs.save_run)
+                check_finite(lab.policy, it + 1)
         row = {"step": it + 1, "seconds": round(time.time() - t0, 3)}
         parts = _parts(step, coef)
         if m.reward is not None:  # the batch was sampled: how often its answers are right

@@ -70,10 +70,17 @@ def build_policy(tokenizer, cfg: ModelConfig = ModelConfig()) -> GPT2LMHeadModel
     return GPT2LMHeadModel(config)
 
 
-def _short(e):
-    """The first line of an exception's message, for a one-line error."""
-    text = str(e).strip().splitlines()
-    return f"{type(e).__name__}: {text[0][:200] if text else ''}"
+def _short(e, limit=300):
+    """The first line of an exception's message, for a one-line error; a long one cut after its last whole
+    sentence (or word) within `limit` characters, never inside a word."""
+    lines = str(e).strip().splitlines()
+    text = lines[0] if lines else ""
+    if len(text) > limit:
+        cut = text[:limit + 1]
+        end = cut.rfind(". ")
+        space = cut.rfind(" ")
+        text = cut[:end + 1] if end > limit // 2 else (cut[:space] if space > 0 else cut[:limit]).rstrip(",;:") + " …"
+    return f"{type(e).__name__}: {text}"
 
 
 def check_source(name_or_path, what="a checkpoint"):

@@ -65,12 +65,19 @@ class LLMConfig:
     model: str = "smollm2"
     """alias (smollm2: the offline SmolLM2-135M-Instruct), local folder or hub name"""
     dtype: str = "float32"
-    """weights: float32, bfloat16 (where supported), float16, float64, or auto (bf16 on a GPU that
-    has it, else fp16 on a GPU, fp32 on the CPU); LoRA adapters stay float32"""
+    """weights: float32, bfloat16 (where supported), float16 (a GPU's; refused on the CPU), float64, or
+    auto (bf16 on a GPU that has it, else fp16 on a GPU, fp32 on the CPU); LoRA adapters stay float32, and
+    full fine-tuning keeps float32 master weights whatever is asked (llm.weights_dtype)"""
     lora_r: int = 0
     """LoRA rank (0: full fine-tuning; pi_ref is then a frozen copy, else the adapter disabled)"""
     lora_alpha: int = 16
     """LoRA scale numerator (the update is alpha / r * B A)"""
+    full_lr: float = 5e-6
+    """the RL and SFT learning rate when lora_r turns full fine-tuning on in a LoRA preset"""
+    lora_lr: float = 2e-4
+    """the RL and SFT learning rate when lora_r turns LoRA on in a full fine-tuning preset: the adapters
+    start at zero and move the model far less per step (SmolLM2, 2 GRPO steps: at 5e-6 no greedy reply of
+    16 changed, at 2e-4 ten did, against twelve for full fine-tuning at 5e-6; bench/llm_lr.json)"""
     micro_batch: int = 0
     """rows per forward-backward, gradients accumulated over the batch (0: the whole batch at once)"""
     grad_checkpointing: bool = False
@@ -161,14 +168,15 @@ PRESETS = {
         eval_every=10, eval_problems=32, k_problems=8, k_samples=8,
         llm=LLMConfig(model="smollm2", micro_batch=8),
     ),
-    # One GPU: LoRA on bf16 weights where the GPU has bf16 (fp16 on a T4), larger batches.
+    # One GPU: LoRA on bf16 weights where the GPU has bf16 (fp16 on a T4), larger batches; LoRA's
+    # learning rate (LLMConfig.lora_lr, measured on the CPU to move SmolLM2 in two steps).
     "llm-gpu": Preset(
         name="llm-gpu",
         task=WordsTask(digits=2, max_new_tokens=32),
         model=ModelConfig(),
         n_sft=512, n_rl=4096, n_test=256,
-        sft=SFTConfig(steps=100, batch_size=32, lr=2e-5),
-        rl=RLConfig(steps=100, prompts_per_step=16, group_size=8, lr=2e-5, beta=0.04, frozen_samples=8,
+        sft=SFTConfig(steps=100, batch_size=32, lr=2e-4),
+        rl=RLConfig(steps=100, prompts_per_step=16, group_size=8, lr=2e-4, beta=0.04, frozen_samples=8,
                     value_lr=1e-4),
         eval_every=20, eval_problems=256, k_problems=64, k_samples=16,
         llm=LLMConfig(model="smollm2", dtype="auto", lora_r=16, lora_alpha=32, micro_batch=32),

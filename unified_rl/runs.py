@@ -112,8 +112,18 @@ def _finite(run):
         raise ValueError("the run's summary holds a value that is not finite; nothing was saved") from None
 
 
+def _finite_weights(run, weights):
+    """ValueError naming the first weight tensor holding NaN or inf: such a run is never saved as complete."""
+    named = weights.items() if weights is not None else run.lab.policy.named_parameters()
+    for name, p in named:
+        if p.is_floating_point() and not bool(torch.isfinite(p).all()):
+            raise ValueError(f"the policy's weights are not finite ({name} holds NaN or inf): the run diverged; "
+                             "nothing was saved over the last save")
+
+
 def _stage(run, stage, old, captured, weights):
     _finite(run)
+    _finite_weights(run, weights)
     os.makedirs(stage)
     save_checkpoint(run.lab.policy, run.lab.tokenizer, os.path.join(stage, "checkpoint"), weights)
     if captured is not None:

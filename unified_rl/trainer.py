@@ -14,7 +14,6 @@ import os
 import re
 import sys
 
-import torch
 from transformers.utils import logging as hf_logging
 
 from . import __version__, cache, distributed, fsdp, runs
@@ -24,7 +23,7 @@ from .methods import get_method
 from .presets import get_preset
 from .runs import save_run  # noqa: F401
 from .wiring import configure
-from .words import task_from_spec
+from .worlds import pretrained_preset, run_record, world_of
 
 hf_logging.disable_progress_bar()  # saving/loading a 100K-parameter model needs no progress bar
 
@@ -108,21 +107,33 @@ def _flat(config, prefix=""):
 
 
 def llm_preset(preset="auto", model=None, task=None, llm=None):
-    """The preset of a run on a pretrained chat model: `model` (alias, folder, hub name) and `task`
-    (words, words:DIGITS, gsm8k:FILE) replace the preset's; `llm` (a dict) changes LLMConfig fields.
-    With a model and preset "auto": llm-gpu where CUDA is, else llm-cpu."""
-    if preset == "auto" and (model is not None or task is not None):
-        preset = "llm-gpu" if torch.cuda.is_available() else "llm-cpu"
-    p = get_preset(preset)
-    if p.llm is None:
-        raise ValueError(f"preset {p.name!r} trains the lab's own model; use llm-cpu or llm-gpu for "
-                         "--model / --task")
-    if task is not None:
-        p = p.with_(task=task_from_spec(task) if isinstance(task, str) else task)
-    changes = dict(llm or {})
-    if model is not None:
-        changes["model"] = os.fspath(model)
-    return p.with_(llm=changes) if changes else p
+    """The preset of a run on a pretrained chat model (worlds.pretrained_preset): `model` and `task`
+    replace the preset's; `llm` (a dict) changes LLMConfig fields."""
+    return pretrained_preset(preset, model, task, llm)
+
+
+@dataclasses.dataclass(frozen=True)
+class Plan:
+    """One call of `train`, resolved: what trains, in which world, for how long, and where it is saved."""
+
+    method: object  # the Method
+    preset: object  # the run's preset: the method's section with its defaults and the caller's overrides
+    hp: object  # the method's hparams, or None
+    steps: int
+    seed: int
+    init: object = None  # the checkpoint asked for; None: the world's start, else the method's own
+    out: str = None  # the run folder, or None
+    lab: object = None  # a caller's Lab to train in place, or None
+    progress: bool = True
+    eval_every: int = None
+    save_every: int = None
+    adoptable: bool = False  # a plain SFT run from scratch: the SFT cache may adopt it
+
+    def summary(self):
+        return {"method": self.method.name, "preset": self.preset.name, "steps": self.steps, "seed": self.seed,
+                "version": __version__, "config": dataclasses.asdict(self.preset),
+                "hparams": dataclasses.asdict(self.hp) if self.hp is not None else None,
+                **run_record(self.preset)}
 
 
 def train(method="grpo", preset="auto", steps=None, seed=0, init=None, out=None, progress=True,
@@ -130,17 +141,18 @@ def train(method="grpo", preset="auto", steps=None, seed=0, init=None, out=None,
           model=None, task=None, llm=None, **overrides):
     """Train `method` and return a Run. The notebooks and `python -m unified_rl train` share this path.
 
-    init: a checkpoint to start from; by default the method's own (Method.init): SFT from scratch,
-    every other method from the cached SFT checkpoint of the same preset. overrides change fields
-    of the method's preset section (RLConfig, or SFTConfig for sft) or of its own hparams, e.g.
-    train("grpo", beta=0.0, group_size=4). lab: train this lab's policy in place (its other fields
-    are left as they are). out: a run folder, saved every `save_every` steps and at the end; an
-    existing run there is kept unless overwrite=True, or continued with resume=True; the folder
-    is held for the whole call (a second writer is refused) and every file in it the run did not
-    write is kept (runs.py, run_folder.py). $UNIFIED_RL_MAX_STEPS, if set, caps `steps` (the
-    browser tests run every notebook this way), saying so on stderr; the cached SFT model is never
-    capped. model / task / llm: a pretrained chat model (`llm_preset`);
-    every method then starts from that model (no SFT cache).
+    What trains: `method`, with `overrides` changing fields of its preset section (RLConfig, or
+    SFTConfig for sft) or of its own hparams, e.g. train("grpo", beta=0.0, group_size=4).
+    Where: `preset`'s world (worlds.py); model / task / llm make it a pretrained chat model's
+    (`llm_preset`), where every method starts from that model (no SFT cache); lab: train this lab's
+    policy in place (its other fields are left as they are). From: `init`, a checkpoint; by default
+    the world's start, else the method's own (Method.init: SFT from scratch, every other method from
+    the cached SFT checkpoint of the same preset). How long: `steps` (the preset's by default);
+    $UNIFIED_RL_MAX_STEPS, if set, caps it (the browser tests run every notebook this way), saying so
+    on stderr; the cached SFT model is never capped. Saved: `out`, a run folder, saved every
+    `save_every` steps and at the end; an existing run there is kept unless overwrite=True, or
+    continued with resume=True; the folder is held for the whole call (a second writer is refused)
+    and every file in it the run did not write is kept (runs.py, run_folder.py).
     """
     m = get_method(method)
     if model is not None or task is not None or llm:
@@ -151,6 +163,7 @@ def train(method="grpo", preset="auto", steps=None, seed=0, init=None, out=None,
         raise ValueError("resume=True continues the run saved in `out`: give out, and no lab")
     run_preset, hp = configure(m, get_preset(preset if lab is None else lab.preset), overrides)
     check_section(getattr(run_preset, m.section), m.section)
+    world_of(run_preset).check(lab.device if lab is not None else None)
     steps = steps if steps is not None else getattr(run_preset, m.section).steps
     if isinstance(steps, bool) or not isinstance(steps, int) or steps < 0:
         raise ValueError(f"steps must be a whole number >= 0, got {steps!r}")
@@ -162,9 +175,11 @@ def train(method="grpo", preset="auto", steps=None, seed=0, init=None, out=None,
         if distributed.is_main():
             print(f"UNIFIED_RL_MAX_STEPS={cap} caps this {m.name} run at {cap} of {steps} steps", file=sys.stderr)
         steps = cap
-    adoptable = m.name == "sft" and lab is None and init is None and eval_every is None and not resume
+    plan = Plan(m, run_preset, hp, steps, seed, init=init, out=out, lab=lab, progress=progress,
+                eval_every=eval_every, save_every=save_every,
+                adoptable=m.name == "sft" and lab is None and init is None and eval_every is None and not resume)
     if out is None:
-        return _train(m, run_preset, hp, steps, seed, init, None, progress, lab, eval_every, None, save_every, False)
+        return _train(plan)
     with contextlib.ExitStack() as held:
         def claim():  # rank 0 alone (or the only process) checks, holds and recovers the folder
             runs.check_out(out, overwrite=overwrite, resume=resume)  # before creating anything
@@ -178,8 +193,7 @@ def train(method="grpo", preset="auto", steps=None, seed=0, init=None, out=None,
             state = runs.load_state(out, recover_first=distributed.is_main())
             distributed.from_main(lambda: _check_resume(state["summary"], m.name, seed, run_preset, hp, steps,
                                                         init))
-        return _train(m, run_preset, hp, steps, seed, init, out, progress, lab, eval_every, state, save_every,
-                      adoptable)
+        return _train(plan, state)
 
 
 def ready_before_ranks(method, preset, seed=0, init=None, resume=False, progress=True):
@@ -189,40 +203,44 @@ def ready_before_ranks(method, preset, seed=0, init=None, resume=False, progress
     build's file lock lets one build while the others wait, and then read it."""
     if resume or "RANK" not in os.environ or distributed.active():  # only a torchrun rank not yet joined
         return
-    m, preset = get_method(method), get_preset(preset)
-    if preset.llm is not None:
-        from .llm import pretrained_folder
-        pretrained_folder(init if init is not None else preset.llm.model)
-    elif init is None and m.init == "sft":
-        START_CHECKPOINT["sft"](preset, seed, progress)
+    m, world = get_method(method), world_of(preset)
+    start = init if init is not None else world.start
+    if start is not None:
+        world.ready(start)
+    elif m.init == "sft":
+        START_CHECKPOINT["sft"](world.preset, seed, progress)
 
 
-def _train(m, run_preset, hp, steps, seed, init, out, progress, lab, eval_every, state, save_every, adoptable):
-    summary = {"method": m.name, "preset": run_preset.name, "steps": steps, "seed": seed,
-               "version": __version__, "config": dataclasses.asdict(run_preset),
-               "hparams": dataclasses.asdict(hp) if hp is not None else None}
-    if lab is None:
-        cached = state is None and init is None and m.init == "sft" and run_preset.llm is None
-        if state is not None:
-            init, start = state["summary"]["init"], os.path.join(out, "checkpoint")
-        else:
-            if init is None and run_preset.llm is not None:  # a pretrained model is its own start
-                init = run_preset.llm.model
-            init = init if init is not None else START_CHECKPOINT[m.init](run_preset, seed, progress)
-            start = init
-        seed_everything(seed)  # after the SFT cache, which may have trained in this process
-        lab = _lab_from(run_preset, seed, start, cached)
+def _start(plan, state):
+    """(what the summary calls the run's start, the checkpoint its lab loads, whether that is the SFT cache)."""
+    if state is not None:  # a resume continues from its own checkpoint
+        return state["summary"]["init"], os.path.join(plan.out, "checkpoint"), False
+    world = world_of(plan.preset)
+    init = plan.init if plan.init is not None else world.start  # a pretrained model is its own start
+    if init is not None:
+        return init, init, False
+    init = START_CHECKPOINT[plan.method.init](plan.preset, plan.seed, plan.progress)
+    return init, init, init is not None
+
+
+def _train(plan, state=None):
+    summary = plan.summary()
+    if plan.lab is None:
+        init, start, cached = _start(plan, state)
+        seed_everything(plan.seed)  # after the SFT cache, which may have trained in this process
+        lab = _lab_from(plan.preset, plan.seed, start, cached)
     else:
-        seed_everything(seed)
-        lab = dataclasses.replace(lab, preset=run_preset)  # the caller's Lab stays as it was
+        init = plan.init
+        seed_everything(plan.seed)
+        lab = dataclasses.replace(plan.lab, preset=plan.preset)  # the caller's Lab stays as it was
     summary.update({"init": str(init) if init else None, "device": str(lab.device),
-                    "eval_problems": min(run_preset.eval_problems, len(lab.test_problems))})
+                    "eval_problems": min(plan.preset.eval_problems, len(lab.test_problems))})
     if distributed.active():
         summary["distributed"] = distributed.summary(fsdp.sharded(lab.policy))
-    run = fit(m, lab, hp, steps, summary, eval_every=eval_every, progress=progress, out=out,
-              save_every=save_every, resume=state)
-    if adoptable and not distributed.active():  # a distributed SFT run is equal to the cache's only to round-off
-        cache.adopt(run, run_preset, seed)  # the user's own SFT run is the cached model: no rebuild
+    run = fit(plan.method, lab, plan.hp, plan.steps, summary, eval_every=plan.eval_every, progress=plan.progress,
+              out=plan.out, save_every=plan.save_every, resume=state)
+    if plan.adoptable and not distributed.active():  # a distributed SFT run is equal to the cache's only to round-off
+        cache.adopt(run, plan.preset, plan.seed)  # the user's own SFT run is the cached model: no rebuild
     return run
 
 

@@ -13,6 +13,7 @@ import torch
 
 from .paradigm import Step
 from .sampling import token_logp
+from .worlds import world_of
 
 
 def check_hparams(method, preset):
@@ -67,8 +68,8 @@ def policy_logp(model, batch, response_only=False):
 
 
 def response_only(lab) -> bool:
-    """Whether a lab's log-probs skip the prompt's logits: for a pretrained LLM (preset.llm)."""
-    return getattr(lab.preset, "llm", None) is not None
+    """Whether a lab's log-probs skip the prompt's logits: its world's flag (a pretrained LLM's)."""
+    return world_of(lab.preset).response_only
 
 
 def prepare(method, lab, batch, extra=None, scores=None):
