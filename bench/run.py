@@ -76,8 +76,8 @@ def course_seconds(pattern="course/*.ipynb", timeout=1800):
     return out
 
 
-def run(only=BENCHES, course=False, repeats=5, steps=5, llm_steps=4, llm_modes=("lora",),
-        llm_model="smollm2"):
+def run(only=BENCHES, course=False, repeats=5, steps=5, llm_steps=3, llm_modes=("lora", "full"),
+        llm_model="smollm2", llm_rounds=5):
     res = {"machine": {"python": platform.python_version(), "torch": torch.__version__,
                        "device": "cuda" if torch.cuda.is_available() else "cpu",
                        "cpus": os.cpu_count(), "torch_threads": torch.get_num_threads(),
@@ -122,8 +122,9 @@ def run(only=BENCHES, course=False, repeats=5, steps=5, llm_steps=4, llm_modes=(
         import trl_smollm2
 
         try:
-            t = res["llm_trl"] = trl_smollm2.measure(llm_model, steps=llm_steps, modes=llm_modes)
+            t = res["llm_trl"] = trl_smollm2.measure(llm_model, steps=llm_steps, rounds=llm_rounds, modes=llm_modes)
             res["llm_grpo_step_speedup_vs_trl"] = t.get("grpo_step_speedup_vs_trl")
+            res["llm_grpo_step_speedup_interval_90"] = t.get("speedup_interval_90")
             agree = t.get("trl_agreement")
             res["llm_trl_agreement"] = agree and agree["max_rel_diff_kl_correction_off_same_eps"]
             if "reason" in t:
@@ -160,6 +161,7 @@ def table(res):
             ("ppo_over_grpo_step_time", res.get("ppo_over_grpo_step_time"), "> 1"),
             ("sampling_speedup_vs_generate", res.get("sampling_speedup_vs_generate"), ""),
             ("llm_grpo_step_speedup_vs_trl", res.get("llm_grpo_step_speedup_vs_trl"), ">= 1.2"),
+            ("llm_grpo_step_speedup_interval_90", res.get("llm_grpo_step_speedup_interval_90"), "90 % bootstrap"),
             ("llm_trl_agreement", res.get("llm_trl_agreement"), "float error"),
             ("llm_lora_over_full_peak_memory", res.get("llm_lora_over_full_peak_memory"), "<= 0.6"),
             ("distributed_two_over_one_step_time", res.get("distributed_two_over_one_step_time"), "(2 cores)"),
@@ -173,7 +175,9 @@ def table(res):
     for w, row in (res.get("trl") or {}).get("by_width", {}).items():
         lines.append(f"width {w}: our GRPO step phases (s): {row['ours_phases']}")
     for mode, row in (res.get("llm_trl") or {}).get("by_mode", {}).items():
-        lines.append(f"SmolLM2 {mode}: our GRPO step phases (share): {row['ours_phases']['share']}")
+        lines.append(f"SmolLM2 {mode}: {row['grpo_step_speedup_vs_trl']}x TRL's step rate, 90 % interval "
+                     f"{row['speedup_interval_90']}, rounds {row['per_round_ratio']}; ours "
+                     f"{row['per_round']['ours']} s, TRL {row['per_round']['trl']} s per step")
     for mode, row in (res.get("llm_memory") or {}).get("rows", {}).items():
         lines.append(f"SmolLM2 {mode}: peak {row['run_peak_mib']} MiB above imports ({row['process_peak_mib']} MiB in all)")
     for name, row in (res.get("preset_speed") or {}).items():
@@ -189,8 +193,9 @@ def main():
     ap.add_argument("--course", action="store_true", help="also execute every notebook (slow: tens of minutes)")
     ap.add_argument("--repeats", type=int, default=5, help="sampling repeats [5]")
     ap.add_argument("--steps", type=int, default=5, help="GRPO steps per trainer and round for the TRL comparison [5]")
-    ap.add_argument("--llm-steps", type=int, default=4, help="GRPO steps per trainer and round on SmolLM2 [4]")
-    ap.add_argument("--llm-modes", default="lora", help="SmolLM2 comparison modes: lora, full [lora]")
+    ap.add_argument("--llm-steps", type=int, default=3, help="GRPO steps per trainer and round on SmolLM2 [3]")
+    ap.add_argument("--llm-rounds", type=int, default=5, help="alternating rounds per mode on SmolLM2 [5]")
+    ap.add_argument("--llm-modes", default="lora,full", help="SmolLM2 comparison modes: lora, full [lora,full]")
     ap.add_argument("--out", default="bench/results.json")
     args = ap.parse_args()
     only = [b for b in args.only.split(",") if b]
@@ -198,7 +203,7 @@ def main():
     if unknown:
         sys.exit(f"error: unknown benchmark(s) {unknown}; choose from {', '.join(BENCHES + OPT_IN)}")
     res = run(only, args.course, args.repeats, args.steps, args.llm_steps,
-              tuple(m for m in args.llm_modes.split(",") if m))
+              tuple(m for m in args.llm_modes.split(",") if m), llm_rounds=args.llm_rounds)
     if set(only) != set(BENCHES) and os.path.exists(args.out):  # a partial run updates the last full one
         with open(args.out) as f:
             res = {**json.load(f), **{k: v for k, v in res.items() if v is not None or k not in ("course_cpu_seconds",)}}

@@ -51,15 +51,19 @@ def test_speed_side_by_side_through_run_py(llama):
     pytest.importorskip("trl")
     import run
 
-    res = run.run(only=("llm-trl",), llm_model=llama, llm_steps=3, llm_modes=("lora", "full"))
+    res = run.run(only=("llm-trl",), llm_model=llama, llm_steps=3, llm_modes=("lora", "full"), llm_rounds=3)
     t = res["llm_trl"]
     assert "reason" not in t and set(res["llm_grpo_step_speedup_vs_trl"]) == {"lora", "full"}
     for row in t["by_mode"].values():
         assert row["ours_seconds_per_step"] > 0 and row["trl_seconds_per_step"] > 0
-        assert len(row["per_round"]["ours"]) == len(row["per_round"]["trl"]) == 2
+        assert len(row["per_round"]["ours"]) == len(row["per_round"]["trl"]) == 3
+        assert len(row["load_average_per_run"]) == 6 and len(row["per_round_ratio"]) == 3
         assert all(0 < n <= trl_smollm2.SETTINGS.max_new for side in row["mean_reply_tokens_per_round"].values() for n in side)
-        assert set(row["ours_phases"]["seconds"]) == {"sampling", "reward", "ref_logp", "forward_backward_step"}
-        assert abs(sum(row["ours_phases"]["share"].values()) - 1) < 0.01
+        lo, hi = row["speedup_interval_90"]
+        assert lo <= row["grpo_step_speedup_vs_trl"] <= hi
+        assert row["per_round_ratio_min_max"] == [min(row["per_round_ratio"]), max(row["per_round_ratio"])]
+        assert row["speedup_per_generated_token"] > 0
+    assert set(res["llm_grpo_step_speedup_interval_90"]) == {"lora", "full"}
     assert res["llm_trl_agreement"] < 1e-4
     assert "SmolLM2 lora" in run.table(res)
 
@@ -117,6 +121,13 @@ def test_both_trainers_get_the_same_settings(llama, lora, tmp_path):
             (theirs.r, theirs.lora_alpha, theirs.lora_dropout, set(theirs.target_modules))
     else:
         assert trainer.ref_model is not None and lab.ref is not lab.policy
+
+
+def test_ratio_interval_brackets_the_rounds():
+    """Equal rounds give a point; two rounds twice as slow on our side widen it to include their ratio."""
+    assert trl_smollm2.ratio_interval([2.0] * 5, [3.0] * 5) == [1.5, 1.5]
+    lo, hi = trl_smollm2.ratio_interval([2.0, 2.0, 2.0, 4.0, 4.0], [3.0] * 5)
+    assert lo == 0.75 and hi == 1.5  # resamples that draw a slow round 3 or more times (a third), and fewer
 
 
 def test_rel_is_the_worst_tensor_relative_to_its_own_scale():
