@@ -175,12 +175,14 @@ def token_logp(model, input_ids, attention_mask, start=0) -> torch.Tensor:
 
     start > 0: only targets t >= start are computed (0 before them): the model's vocabulary
     projection runs on the last L - start positions only (`logits_to_keep`), which for a chat
-    prompt of 40 tokens and a 16-token reply skips most of a 49K-word projection. Without grad
-    (pi_ref), rows whose first start + 1 tokens agree (a group's prompt) run them once.
+    prompt of 40 tokens and a 16-token reply skips most of a 49K-word projection. Rows whose first
+    start + 1 tokens agree (a group's prompt) run them once (`_shared_prefix_logits`), except with
+    grad in a float64 model: transformers' RMSNorm computes in float32 even there, so summing a
+    group's prompt gradient before that cast moves a float64 gradient by float32 round-off (1e-7
+    relative), which the model oracle's float64 tolerance would not allow.
     """
     _check_fits(model, input_ids.shape[1])
-    # without grad only: with grad, the shared prompt's gradient measured 1e-8 (relative, float64) off
-    share = start > 0 and not torch.is_grad_enabled() and _can_share(model)
+    share = start > 0 and _can_share(model) and (not torch.is_grad_enabled() or _dtype(model) != torch.float64)
     first = _prefix_owners(input_ids, attention_mask, start + 1) if share else None
     if first is not None and first.unique().numel() < len(first):
         logits = _shared_prefix_logits(model, input_ids, attention_mask, start + 1, first)  # (B, T - start, V)
@@ -203,9 +205,14 @@ def token_logp(model, input_ids, attention_mask, start=0) -> torch.Tensor:
     return torch.nn.functional.pad(logp, (start, 0)) if start > 0 else logp  # (B, T)
 
 
+def _dtype(model) -> torch.dtype:
+    """The dtype of `model`'s weights."""
+    return next(model.parameters()).dtype
+
+
 def _can_share(model) -> bool:
     """Whether a forward pass of `model` may fill a KV cache (gradient checkpointing drops it in training)."""
-    return not (model.training and getattr(model, "is_gradient_checkpointing", False))
+    return not (model.training and any(getattr(m, "gradient_checkpointing", False) is True for m in model.modules()))
 
 
 def _prefix_owners(input_ids, attention_mask, n) -> torch.Tensor:
@@ -221,7 +228,8 @@ def _shared_prefix_logits(model, input_ids, attention_mask, n, first):
     """(B, L - n, V) logits at positions n-1 ... L-2, the first `n` columns run once per run of equal rows.
 
     A group's samples share their prompt: its keys and values are computed for one row and indexed
-    out to the others, which leaves a reference pass the prompt's work once per group, not per sample.
+    out to the others (differentiably: the prompt's gradient sums over its group), which leaves the
+    reference's and the policy's passes the prompt's work once per group instead of once per sample.
     """
     pos = position_ids_of(attention_mask)  # (B, L)
     owners = first.unique()  # (n_runs,) sorted, the first row of each run
