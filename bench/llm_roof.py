@@ -4,11 +4,12 @@ model's own weight shapes, and each phase's achieved fraction of that roof.
 
     python bench/llm_roof.py [--model smollm2] [--modes lora,full] [--repeats 3] [--out bench/llm_roof.json]
 The batch is trl_smollm2.py's (2 chat prompts x 4 samples, <= 16 new tokens, float32). The roof of a
-phase is the time its matmuls take alone, run as a chain through distinct weight tensors of the
-model's shapes (so nothing stays in cache that would not in the model): the forward chain for
+phase is the time its weight matmuls take alone, run as a chain through distinct weight tensors of
+the model's shapes (so nothing stays in cache that would not in the model): the forward chain for
 prefill, decoding, the reference and the vocabulary projection; forward + backward chains (input
-gradients, and weight gradients under full fine-tuning only) for the policy's pass. A phase's
-fraction is its roof time / its measured time. AdamW has no matmul: its time and bytes are listed.
+gradients, and weight gradients under full fine-tuning only) for the policy's pass. Each repeat
+times our phases and then the chains on the same shapes, so both see the same machine load. A
+phase's fraction is its roof time / its measured time. AdamW has no matmul: its time and bytes.
 """
 
 import argparse
@@ -56,9 +57,10 @@ def head_flops(cfg, positions):
 
 def work(cfg, n, G, P, R, lora):
     """{phase: forward-equivalent FLOPs} of one step: n prompts of width P, G samples of R tokens each."""
-    B, L = n * G, P + R
+    B = n * G
+    # reply-only passes (sampling.token_logp): each prompt once, then every row's reply
     ref = trunk_flops(cfg, n * P, P / 2) + trunk_flops(cfg, B * (R - 1), P + R / 2) + head_flops(cfg, B * R)
-    policy = trunk_flops(cfg, B * L, L / 2) + head_flops(cfg, B * R)
+    policy = ref
     return {"prefill": trunk_flops(cfg, n * P, P / 2) + head_flops(cfg, n),
             "decoding": trunk_flops(cfg, B * (R - 1), P + R / 2) + head_flops(cfg, B * (R - 1)),
             "ref_logp": ref, "vocab_projection": head_flops(cfg, B * R),
@@ -109,27 +111,24 @@ class Chain:
         return time.perf_counter() - t
 
 
-def roof_seconds(chain, n, G, P, R, lora, repeats=3):
-    """{phase: seconds its matmuls take alone} (median over `repeats`)."""
-    B, L = n * G, P + R
-
-    def med(fn):
-        return statistics.median(fn() for _ in range(repeats))
-
-    fwd_prompt, fwd_tail, fwd_all = med(lambda: chain.forward(n * P)), med(lambda: chain.forward(B * (R - 1))), \
-        med(lambda: chain.forward(B * L))
-    fwd_step = med(lambda: chain.forward(B))
-    head_resp, head_step, head_n = med(lambda: chain.projection(B * R)), med(lambda: chain.projection(B)), \
-        med(lambda: chain.projection(n))
-    bwd = med(lambda: chain.backward(B * L, weights=not lora))
-    head_bwd = med(lambda: chain.projection(B * R, backward=True, weights=not lora))
+def roof_seconds(chain, n, G, P, R, lora):
+    """{phase: seconds its matmuls take alone}, once."""
+    B = n * G
+    fwd_prompt, fwd_tail, fwd_step = chain.forward(n * P), chain.forward(B * (R - 1)), chain.forward(B)
+    head_resp, head_step, head_n = chain.projection(B * R), chain.projection(B), chain.projection(n)
+    bwd = chain.backward(n * P, weights=not lora) + chain.backward(B * (R - 1), weights=not lora)
+    head_bwd = chain.projection(B * R, backward=True, weights=not lora)
     return {"prefill": fwd_prompt + head_n, "decoding": (R - 1) * (fwd_step + head_step),
             "ref_logp": fwd_prompt + fwd_tail + head_resp, "vocab_projection": head_resp,
-            "forward_backward": fwd_all + head_resp + bwd + head_bwd}
+            "forward_backward": fwd_prompt + fwd_tail + head_resp + bwd + head_bwd}
 
 
 def measured_seconds(lab, s, repeats=3):
-    """{phase: median seconds} of our own code on one batch (the first repeat a warm-up)."""
+    """({phase: median seconds} of our own code on one batch, {phase: median roof seconds}, the batch):
+    each repeat times our phases, then the roof's chains on that batch's shapes (so a change in
+    machine load hits both); the first repeat is a warm-up."""
+    lora = hasattr(lab.policy, "disable_adapter")
+    chain, roofs = Chain(lab.policy.config), []
     policy, tok, G = lab.policy, lab.tokenizer, s.group
     problems = lab.rl_problems[: s.prompts]
     ids, att = _left_pad(encode_problems(tok, problems), _pad_id(tok), "cpu")  # (n, P)
@@ -171,12 +170,21 @@ def measured_seconds(lab, s, repeats=3):
         torch.nn.utils.clip_grad_norm_(policy.parameters(), 1.0)
         opt.step()
         t["adamw"] = time.perf_counter() - t0
+        R = batch.input_ids.shape[1] - batch.prompt_len
+        roof = roof_seconds(chain, s.prompts, G, batch.prompt_len, R, lora)
         if i:
             for k, v in t.items():
                 out[k].append(v)
+            t["decoding"] = t["sampling"] - t["prefill"]
+            out.setdefault("decoding", []).append(t["decoding"])
+            roofs.append(roof)
     med = {k: statistics.median(v) for k, v in out.items()}
-    med["decoding"] = med["sampling"] - med["prefill"]
-    return med, batch
+    return med, {k: statistics.median(r[k] for r in roofs) for k in roofs[0]}, batch
+
+
+def _sig(x):
+    """`x` to 3 significant digits."""
+    return float(f"{x:.3g}")
 
 
 def measure(model="smollm2", lora=True, repeats=3, s=ts.SETTINGS):
@@ -184,19 +192,17 @@ def measure(model="smollm2", lora=True, repeats=3, s=ts.SETTINGS):
     lab = make_lab(ts.our_preset(pretrained_folder(model), s, lora))
     cfg = lab.policy.config
     load = [round(x, 2) for x in os.getloadavg()]
-    secs, batch = measured_seconds(lab, s, repeats)
+    secs, roof, batch = measured_seconds(lab, s, repeats)
     n, G, P = s.prompts, s.group, batch.prompt_len
     R = batch.input_ids.shape[1] - P
     flops = work(cfg, n, G, P, R, lora)
-    roof = roof_seconds(Chain(cfg), n, G, P, R, lora, repeats)
     trainable = sum(p.numel() for p in lab.policy.parameters() if p.requires_grad)
     phases = {}
     for k in flops:
-        phases[k] = {"gflop": round(flops[k] / 1e9, 2), "seconds": round(secs[k], 3),
-                     "gflop_per_second": round(flops[k] / 1e9 / secs[k], 1),
-                     "roof_seconds": round(roof[k], 3), "roof_gflop_per_second": round(flops[k] / 1e9 / roof[k], 1),
-                     "fraction_of_roof": round(roof[k] / secs[k], 3)}
-    phases["adamw"] = {"seconds": round(secs["adamw"], 3),
+        phases[k] = {"gflop": _sig(flops[k] / 1e9), "seconds": _sig(secs[k]),
+                     "gflop_per_second": _sig(flops[k] / 1e9 / secs[k]), "roof_seconds": _sig(roof[k]),
+                     "roof_gflop_per_second": _sig(flops[k] / 1e9 / roof[k]), "fraction_of_roof": _sig(roof[k] / secs[k])}
+    phases["adamw"] = {"seconds": _sig(secs["adamw"]),
                        "bytes_touched_mb": round(trainable * 4 * 7 / 2**20, 1)}  # read p, g, m, v; write p, m, v
     return {"model": model, "mode": "lora" if lora else "full", "rows": len(batch), "prompt_width": P,
             "reply_width": R, "torch_threads": torch.get_num_threads(), "load_average_at_start": load,

@@ -147,3 +147,30 @@ def test_phases_of_both_on_one_batch(llama):
     assert set(r["trl_over_ours"]) == {"sampling", "ref_logp", "forward_backward"}
     assert all(v > 0 for v in r["seconds"].values()) and r["rows"] == SMALL.prompts * SMALL.group
     assert all(v > 0 for v in r["tokens_per_second"].values())
+
+
+def test_roof_counts_the_matmul_work_torch_counts(llama):
+    """The roof's FLOPs of a forward pass equal torch's own count of the model's matmuls."""
+    import torch
+    from torch.utils.flop_counter import FlopCounterMode
+    from transformers import AutoModelForCausalLM
+
+    import llm_roof
+
+    model = AutoModelForCausalLM.from_pretrained(llama)
+    ids = torch.randint(0, model.config.vocab_size, (3, 10))  # (3, 10)
+    with FlopCounterMode(display=False) as counter:
+        model(input_ids=ids)
+    # torch counts the weight matmuls (attention runs in SDPA, which it does not count on the CPU)
+    assert counter.get_total_flops() == llm_roof.trunk_flops(model.config, 30, 0) + llm_roof.head_flops(model.config, 30)
+    assert llm_roof.trunk_flops(model.config, 30, 5) > llm_roof.trunk_flops(model.config, 30, 0)
+
+
+def test_roof_phases_on_a_tiny_model(llama):
+    import llm_roof
+
+    r = llm_roof.measure(llama, lora=True, repeats=1, s=SMALL)
+    assert set(r["phases"]) == {"prefill", "decoding", "ref_logp", "vocab_projection", "forward_backward", "adamw"}
+    for k, row in r["phases"].items():
+        if k != "adamw":
+            assert row["seconds"] > 0 and row["roof_seconds"] > 0 and row["fraction_of_roof"] > 0
