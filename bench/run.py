@@ -1,6 +1,6 @@
 """Every benchmark in one run: writes bench/results.json and prints a short table.
 
-    python bench/run.py [--only trl,memory,sampling,presets,distributed,llm-trl,llm-memory] [--course] [--out bench/results.json]
+    python bench/run.py [--only trl,memory,sampling,presets,distributed,llm-trl,llm-roof,llm-memory] [--course] [--out bench/results.json]
 Each figure is a ratio measured side by side in this run (medians over repeats), so a busy machine
 slows both sides alike; the load average is recorded with the results all the same.
 
@@ -13,7 +13,9 @@ slows both sides alike; the load average is recorded with the results all the sa
 | sampling_speedup_vs_generate | our sampler's tokens/s / `model.generate`'s                   | sampling_speed.py |
 | preset_speed                 | samples/s and s per GRPO step of cpu (and gpu, on CUDA)       | preset_speed.py   |
 | llm_grpo_step_speedup_vs_trl | the same on SmolLM2-135M-Instruct, per mode (lora, full)      | trl_smollm2.py    |
+| llm_grpo_step_speedup_interval_90 | its 90 % bootstrap interval over 5 alternating rounds    | trl_smollm2.py    |
 | llm_trl_agreement            | the gradient agreement with TRL on SmolLM2, float32           | trl_smollm2.py    |
+| llm_roof                     | each phase of our SmolLM2 step: GFLOP, s, roof s, fraction    | llm_roof.py       |
 | llm_lora_over_full_peak_memory | LoRA (adapter-off pi_ref) / full FT (pi_ref copy) peak RSS  | llm_memory.py     |
 | llm_phases (--only llm-phases) | each phase, ours and TRL's, on one SmolLM2 batch            | llm_phases.py     |
 | distributed_two_over_one_step_time | 2 gloo ranks / 1 rank seconds per GRPO step (cpu preset) | distributed_step.py |
@@ -34,7 +36,7 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")  # tiny models: one thread per pro
 
 import torch  # noqa: E402
 
-BENCHES = ("sampling", "presets", "memory", "distributed", "trl", "llm-trl", "llm-memory")
+BENCHES = ("sampling", "presets", "memory", "distributed", "trl", "llm-trl", "llm-roof", "llm-memory")
 OPT_IN = ("llm-phases",)  # run only when named in --only: our phases and TRL's on one SmolLM2 batch
 
 
@@ -132,6 +134,13 @@ def run(only=BENCHES, course=False, repeats=5, steps=5, llm_steps=3, llm_modes=(
         except Exception as e:
             res["llm_grpo_step_speedup_vs_trl"] = res["llm_trl_agreement"] = None
             res["llm_trl_missing_reason"] = f"{type(e).__name__}: {str(e)[:300]}"
+    if "llm-roof" in only:
+        import llm_roof
+
+        try:
+            res["llm_roof"] = {m: llm_roof.measure(llm_model, lora=m == "lora", repeats=2) for m in llm_modes}
+        except Exception as e:  # no llm extra or no model: the rest still runs
+            res["llm_roof"] = {"reason": f"{type(e).__name__}: {str(e)[:300]}"}
     if "llm-memory" in only:
         import llm_memory
 
@@ -178,6 +187,10 @@ def table(res):
         lines.append(f"SmolLM2 {mode}: {row['grpo_step_speedup_vs_trl']}x TRL's step rate, 90 % interval "
                      f"{row['speedup_interval_90']}, rounds {row['per_round_ratio']}; ours "
                      f"{row['per_round']['ours']} s, TRL {row['per_round']['trl']} s per step")
+    for mode, row in (res.get("llm_roof") or {}).items():
+        if isinstance(row, dict) and "phases" in row:
+            fractions = {k: v["fraction_of_roof"] for k, v in row["phases"].items() if "fraction_of_roof" in v}
+            lines.append(f"SmolLM2 {mode}: each phase's fraction of the roof {fractions}")
     for mode, row in (res.get("llm_memory") or {}).get("rows", {}).items():
         lines.append(f"SmolLM2 {mode}: peak {row['run_peak_mib']} MiB above imports ({row['process_peak_mib']} MiB in all)")
     for name, row in (res.get("preset_speed") or {}).items():

@@ -166,10 +166,12 @@ def test_roof_counts_the_matmul_work_torch_counts(llama):
     assert llm_roof.trunk_flops(model.config, 30, 5) > llm_roof.trunk_flops(model.config, 30, 0)
 
 
-def test_roof_phases_on_a_tiny_model(llama):
-    import llm_roof
+def test_roof_phases_on_a_tiny_model_through_run_py(llama):
+    import run
 
-    r = llm_roof.measure(llama, lora=True, repeats=1, s=SMALL)
+    res = run.run(only=("llm-roof",), llm_model=llama, llm_modes=("lora",))
+    r = res["llm_roof"]["lora"]
+    assert "SmolLM2 lora: each phase's fraction of the roof" in run.table(res)
     assert set(r["phases"]) == {"prefill", "decoding", "ref_logp", "vocab_projection", "forward_backward", "adamw"}
     for k, row in r["phases"].items():
         if k != "adamw":
