@@ -26,7 +26,6 @@ import random
 import statistics
 import sys
 import tempfile
-import time
 from dataclasses import dataclass
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -78,40 +77,6 @@ def ours_seconds_per_step(folder, s, lora, steps):
     """(median s/step, mean reply length in tokens, EOS included) of our trainer."""
     run = train("grpo", preset=our_preset(folder, s, lora), steps=steps, progress=False, eval_every=0)
     return median_step([m["seconds"] for m in run.metrics]), statistics.mean(m["response_len"] for m in run.metrics)
-
-
-def ours_phases(folder, s, lora, repeats=2):
-    """Median seconds of each phase of one of our GRPO steps, replayed with the package's functions."""
-    lab = make_lab(our_preset(folder, s, lora))
-    opt = torch.optim.AdamW(lab.policy.parameters(), lr=s.lr, weight_decay=0.0)
-    out = {"sampling": [], "reward": [], "ref_logp": [], "forward_backward_step": []}
-    for i in range(repeats):
-        t0 = time.perf_counter()
-        problems = lab.rl_problems[i * s.prompts: (i + 1) * s.prompts]
-        batch = sample(lab.policy, lab.tokenizer, problems, group_size=s.group, temperature=s.temperature)
-        t1 = time.perf_counter()
-        rewards = rule_reward(batch.problems, batch.texts)
-        t2 = time.perf_counter()
-        with torch.no_grad():
-            logp_ref = policy_logp(lab.ref, batch, response_only=True)  # (B, T)
-        t3 = time.perf_counter()
-        lab.policy.train()
-        logp = policy_logp(lab.policy, batch, response_only=True)  # (B, T)
-        coef = coefficients.grpo(rewards, s.group, logp, logp_ref, batch.mask, s.beta,
-                                 logp_old=logp.detach(), clip_eps=s.clip_eps)
-        opt.zero_grad(set_to_none=True)
-        surrogate_loss(logp, coef, batch.mask).backward()
-        torch.nn.utils.clip_grad_norm_(lab.policy.parameters(), 1.0)
-        opt.step()
-        t4 = time.perf_counter()
-        for k, a, b in (("sampling", t0, t1), ("reward", t1, t2), ("ref_logp", t2, t3),
-                        ("forward_backward_step", t3, t4)):
-            out[k].append(b - a)
-    med = {k: statistics.median(v) for k, v in out.items()}
-    total = sum(med.values())
-    return {"seconds": {k: round(v, 4) for k, v in med.items()},
-            "share": {k: round(v / total, 3) for k, v in med.items()}, "repeats": repeats,
-            "sampling_samples_per_second": round(s.prompts * s.group / med["sampling"], 2)}
 
 
 def trl_trainer(folder, s, lora, out_dir, steps):
