@@ -1,6 +1,6 @@
 """Every benchmark in one run: writes bench/results.json and prints a short table.
 
-    python bench/run.py [--only trl,memory,sampling,presets,distributed,llm-trl,llm-memory] [--course] [--out bench/results.json]
+    python bench/run.py [--only trl,memory,sampling,presets,distributed,llm-trl,llm-roof,llm-memory] [--course] [--out bench/results.json]
 Each figure is a ratio measured side by side in this run (medians over repeats), so a busy machine
 slows both sides alike; the load average is recorded with the results all the same.
 
@@ -13,7 +13,9 @@ slows both sides alike; the load average is recorded with the results all the sa
 | sampling_speedup_vs_generate | our sampler's tokens/s / `model.generate`'s                   | sampling_speed.py |
 | preset_speed                 | samples/s and s per GRPO step of cpu (and gpu, on CUDA)       | preset_speed.py   |
 | llm_grpo_step_speedup_vs_trl | the same on SmolLM2-135M-Instruct, per mode (lora, full)      | trl_smollm2.py    |
+| llm_grpo_step_speedup_interval_90 | its 90 % bootstrap interval over 5 alternating rounds    | trl_smollm2.py    |
 | llm_trl_agreement            | the gradient agreement with TRL on SmolLM2, float32           | trl_smollm2.py    |
+| llm_roof                     | each phase of our SmolLM2 step: GFLOP, s, roof s, fraction    | llm_roof.py       |
 | llm_lora_over_full_peak_memory | LoRA (adapter-off pi_ref) / full FT (pi_ref copy) peak RSS  | llm_memory.py     |
 | llm_phases (--only llm-phases) | each phase, ours and TRL's, on one SmolLM2 batch            | llm_phases.py     |
 | distributed_two_over_one_step_time | 2 gloo ranks / 1 rank seconds per GRPO step (cpu preset) | distributed_step.py |
@@ -34,7 +36,7 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")  # tiny models: one thread per pro
 
 import torch  # noqa: E402
 
-BENCHES = ("sampling", "presets", "memory", "distributed", "trl", "llm-trl", "llm-memory")
+BENCHES = ("sampling", "presets", "memory", "distributed", "trl", "llm-trl", "llm-roof", "llm-memory")
 OPT_IN = ("llm-phases",)  # run only when named in --only: our phases and TRL's on one SmolLM2 batch
 
 
@@ -76,8 +78,8 @@ def course_seconds(pattern="course/*.ipynb", timeout=1800):
     return out
 
 
-def run(only=BENCHES, course=False, repeats=5, steps=5, llm_steps=4, llm_modes=("lora",),
-        llm_model="smollm2"):
+def run(only=BENCHES, course=False, repeats=5, steps=5, llm_steps=3, llm_modes=("lora", "full"),
+        llm_model="smollm2", llm_rounds=5):
     res = {"machine": {"python": platform.python_version(), "torch": torch.__version__,
                        "device": "cuda" if torch.cuda.is_available() else "cpu",
                        "cpus": os.cpu_count(), "torch_threads": torch.get_num_threads(),
@@ -122,8 +124,9 @@ def run(only=BENCHES, course=False, repeats=5, steps=5, llm_steps=4, llm_modes=(
         import trl_smollm2
 
         try:
-            t = res["llm_trl"] = trl_smollm2.measure(llm_model, steps=llm_steps, modes=llm_modes)
+            t = res["llm_trl"] = trl_smollm2.measure(llm_model, steps=llm_steps, rounds=llm_rounds, modes=llm_modes)
             res["llm_grpo_step_speedup_vs_trl"] = t.get("grpo_step_speedup_vs_trl")
+            res["llm_grpo_step_speedup_interval_90"] = t.get("speedup_interval_90")
             agree = t.get("trl_agreement")
             res["llm_trl_agreement"] = agree and agree["max_rel_diff_kl_correction_off_same_eps"]
             if "reason" in t:
@@ -131,6 +134,13 @@ def run(only=BENCHES, course=False, repeats=5, steps=5, llm_steps=4, llm_modes=(
         except Exception as e:
             res["llm_grpo_step_speedup_vs_trl"] = res["llm_trl_agreement"] = None
             res["llm_trl_missing_reason"] = f"{type(e).__name__}: {str(e)[:300]}"
+    if "llm-roof" in only:
+        import llm_roof
+
+        try:
+            res["llm_roof"] = {m: llm_roof.measure(llm_model, lora=m == "lora", repeats=2) for m in llm_modes}
+        except Exception as e:  # no llm extra or no model: the rest still runs
+            res["llm_roof"] = {"reason": f"{type(e).__name__}: {str(e)[:300]}"}
     if "llm-memory" in only:
         import llm_memory
 
@@ -160,6 +170,7 @@ def table(res):
             ("ppo_over_grpo_step_time", res.get("ppo_over_grpo_step_time"), "> 1"),
             ("sampling_speedup_vs_generate", res.get("sampling_speedup_vs_generate"), ""),
             ("llm_grpo_step_speedup_vs_trl", res.get("llm_grpo_step_speedup_vs_trl"), ">= 1.2"),
+            ("llm_grpo_step_speedup_interval_90", res.get("llm_grpo_step_speedup_interval_90"), "90 % bootstrap"),
             ("llm_trl_agreement", res.get("llm_trl_agreement"), "float error"),
             ("llm_lora_over_full_peak_memory", res.get("llm_lora_over_full_peak_memory"), "<= 0.6"),
             ("distributed_two_over_one_step_time", res.get("distributed_two_over_one_step_time"), "(2 cores)"),
@@ -173,7 +184,13 @@ def table(res):
     for w, row in (res.get("trl") or {}).get("by_width", {}).items():
         lines.append(f"width {w}: our GRPO step phases (s): {row['ours_phases']}")
     for mode, row in (res.get("llm_trl") or {}).get("by_mode", {}).items():
-        lines.append(f"SmolLM2 {mode}: our GRPO step phases (share): {row['ours_phases']['share']}")
+        lines.append(f"SmolLM2 {mode}: {row['grpo_step_speedup_vs_trl']}x TRL's step rate, 90 % interval "
+                     f"{row['speedup_interval_90']}, rounds {row['per_round_ratio']}; ours "
+                     f"{row['per_round']['ours']} s, TRL {row['per_round']['trl']} s per step")
+    for mode, row in (res.get("llm_roof") or {}).items():
+        if isinstance(row, dict) and "phases" in row:
+            fractions = {k: v["fraction_of_roof"] for k, v in row["phases"].items() if "fraction_of_roof" in v}
+            lines.append(f"SmolLM2 {mode}: each phase's fraction of the roof {fractions}")
     for mode, row in (res.get("llm_memory") or {}).get("rows", {}).items():
         lines.append(f"SmolLM2 {mode}: peak {row['run_peak_mib']} MiB above imports ({row['process_peak_mib']} MiB in all)")
     for name, row in (res.get("preset_speed") or {}).items():
@@ -189,8 +206,9 @@ def main():
     ap.add_argument("--course", action="store_true", help="also execute every notebook (slow: tens of minutes)")
     ap.add_argument("--repeats", type=int, default=5, help="sampling repeats [5]")
     ap.add_argument("--steps", type=int, default=5, help="GRPO steps per trainer and round for the TRL comparison [5]")
-    ap.add_argument("--llm-steps", type=int, default=4, help="GRPO steps per trainer and round on SmolLM2 [4]")
-    ap.add_argument("--llm-modes", default="lora", help="SmolLM2 comparison modes: lora, full [lora]")
+    ap.add_argument("--llm-steps", type=int, default=3, help="GRPO steps per trainer and round on SmolLM2 [3]")
+    ap.add_argument("--llm-rounds", type=int, default=5, help="alternating rounds per mode on SmolLM2 [5]")
+    ap.add_argument("--llm-modes", default="lora,full", help="SmolLM2 comparison modes: lora, full [lora,full]")
     ap.add_argument("--out", default="bench/results.json")
     args = ap.parse_args()
     only = [b for b in args.only.split(",") if b]
@@ -198,7 +216,7 @@ def main():
     if unknown:
         sys.exit(f"error: unknown benchmark(s) {unknown}; choose from {', '.join(BENCHES + OPT_IN)}")
     res = run(only, args.course, args.repeats, args.steps, args.llm_steps,
-              tuple(m for m in args.llm_modes.split(",") if m))
+              tuple(m for m in args.llm_modes.split(",") if m), llm_rounds=args.llm_rounds)
     if set(only) != set(BENCHES) and os.path.exists(args.out):  # a partial run updates the last full one
         with open(args.out) as f:
             res = {**json.load(f), **{k: v for k, v in res.items() if v is not None or k not in ("course_cpu_seconds",)}}

@@ -1,7 +1,7 @@
 """Our GRPO against TRL's `GRPOTrainer` on a real chat model (SmolLM2-135M-Instruct, CPU): seconds
 per step, samples/s, our step's phases, and the parameter gradient of one batch.
 
-    python bench/trl_smollm2.py [--model smollm2] [--steps 4] [--rounds 2] [--modes lora,full]
+    python bench/trl_smollm2.py [--model smollm2] [--steps 3] [--rounds 5] [--modes lora,full] [--no-agreement]
 Needs the `bench` and `llm` extras. Nothing is downloaded: `smollm2` is the offline alias
 (`unified_rl.llm.pretrained_folder`: the cached safetensors folder), and TRL loads that same folder
 by path (HF_HUB_OFFLINE=1), with our tokenizer and a local `datasets.Dataset` of the same questions.
@@ -13,16 +13,19 @@ used), clip epsilon and temperature, one update per batch, no warm-up, float32; 
 rank, alpha and target modules (pi_ref: the adapter disabled, on both), or full fine-tuning (pi_ref:
 a second copy, on both); gradient checkpointing off on both; the whole batch in one forward on both
 (no micro-batches). Timing as in trl_compare.py: the clock at each step's end, the median of the
-differences (first step excluded), rounds alternating the two trainers.
+differences (first step excluded); rounds alternate the two trainers (which goes first alternates too),
+and the ratio of medians is quoted with a 90 % bootstrap interval over rounds and the min/max of each
+round's own ratio, beside seconds per generated token (the replies' lengths differ between runs).
+Our step's phases and their roof: llm_roof.py.
 """
 
 import argparse
 import json
 import os
+import random
 import statistics
 import sys
 import tempfile
-import time
 from dataclasses import dataclass
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -76,40 +79,6 @@ def ours_seconds_per_step(folder, s, lora, steps):
     return median_step([m["seconds"] for m in run.metrics]), statistics.mean(m["response_len"] for m in run.metrics)
 
 
-def ours_phases(folder, s, lora, repeats=2):
-    """Median seconds of each phase of one of our GRPO steps, replayed with the package's functions."""
-    lab = make_lab(our_preset(folder, s, lora))
-    opt = torch.optim.AdamW(lab.policy.parameters(), lr=s.lr, weight_decay=0.0)
-    out = {"sampling": [], "reward": [], "ref_logp": [], "forward_backward_step": []}
-    for i in range(repeats):
-        t0 = time.perf_counter()
-        problems = lab.rl_problems[i * s.prompts: (i + 1) * s.prompts]
-        batch = sample(lab.policy, lab.tokenizer, problems, group_size=s.group, temperature=s.temperature)
-        t1 = time.perf_counter()
-        rewards = rule_reward(batch.problems, batch.texts)
-        t2 = time.perf_counter()
-        with torch.no_grad():
-            logp_ref = policy_logp(lab.ref, batch, response_only=True)  # (B, T)
-        t3 = time.perf_counter()
-        lab.policy.train()
-        logp = policy_logp(lab.policy, batch, response_only=True)  # (B, T)
-        coef = coefficients.grpo(rewards, s.group, logp, logp_ref, batch.mask, s.beta,
-                                 logp_old=logp.detach(), clip_eps=s.clip_eps)
-        opt.zero_grad(set_to_none=True)
-        surrogate_loss(logp, coef, batch.mask).backward()
-        torch.nn.utils.clip_grad_norm_(lab.policy.parameters(), 1.0)
-        opt.step()
-        t4 = time.perf_counter()
-        for k, a, b in (("sampling", t0, t1), ("reward", t1, t2), ("ref_logp", t2, t3),
-                        ("forward_backward_step", t3, t4)):
-            out[k].append(b - a)
-    med = {k: statistics.median(v) for k, v in out.items()}
-    total = sum(med.values())
-    return {"seconds": {k: round(v, 4) for k, v in med.items()},
-            "share": {k: round(v / total, 3) for k, v in med.items()}, "repeats": repeats,
-            "sampling_samples_per_second": round(s.prompts * s.group / med["sampling"], 2)}
-
-
 def trl_trainer(folder, s, lora, out_dir, steps):
     from datasets import Dataset
     from trl import GRPOConfig, GRPOTrainer
@@ -151,22 +120,54 @@ def trl_seconds_per_step(folder, s, lora, steps):
     return seconds, statistics.mean(lengths) if lengths else None
 
 
+def ratio_interval(ours, theirs, draws=2000, seed=0):
+    """90 % bootstrap interval of median(theirs) / median(ours), rounds resampled as pairs."""
+    rng, k = random.Random(seed), len(ours)
+    vals = []
+    for _ in range(draws):
+        idx = [rng.randrange(k) for _ in range(k)]
+        vals.append(statistics.median(theirs[i] for i in idx) / statistics.median(ours[i] for i in idx))
+    vals.sort()
+    return [round(vals[int(0.05 * draws)], 3), round(vals[int(0.95 * draws) - 1], 3)]
+
+
 def speed(folder, s, lora, steps, rounds):
-    """Seconds per step and samples/s of both trainers in alternating rounds, and their ratio."""
-    ours, theirs, lengths = [], [], {"ours": [], "trl": []}
-    for _ in range(rounds):
-        for side, fn, times in (("ours", ours_seconds_per_step, ours), ("trl", trl_seconds_per_step, theirs)):
+    """Seconds per step (and per generated token) of both trainers in alternating rounds, their ratio
+    with a 90 % bootstrap interval over rounds and the min/max of each round's own ratio.
+
+    Rounds alternate which trainer goes first (ours-TRL, TRL-ours, ...), so a load that drifts
+    during a round pair slows each side first as often as second; the load average is recorded
+    before every run."""
+    per = {"ours": [], "trl": []}
+    lengths, load = {"ours": [], "trl": []}, []
+    sides = (("ours", ours_seconds_per_step), ("trl", trl_seconds_per_step))
+    for r in range(rounds):
+        for side, fn in sides if r % 2 == 0 else sides[::-1]:
+            load.append(round(os.getloadavg()[0], 2))
             sec, length = fn(folder, s, lora, steps)
-            times.append(sec)
+            per[side].append(sec)
             lengths[side].append(length)
+    ours, theirs = per["ours"], per["trl"]
     o, t = statistics.median(ours), statistics.median(theirs)
     rows = s.prompts * s.group
-    return {"ours_seconds_per_step": round(o, 3), "trl_seconds_per_step": round(t, 3),
-            "ours_samples_per_second": round(rows / o, 3), "trl_samples_per_second": round(rows / t, 3),
-            "per_round": {"ours": [round(x, 3) for x in ours], "trl": [round(x, 3) for x in theirs]},
-            # replies are sampled, so their lengths (and the work of a step) differ between runs
-            "mean_reply_tokens_per_round": {k: [v if v is None else round(v, 2) for v in x] for k, x in lengths.items()},
-            "grpo_step_speedup_vs_trl": round(t / o, 3), "ours_phases": ours_phases(folder, s, lora)}
+    # seconds per generated token: a step's seconds / the tokens its replies held (EOS included)
+    tok = {k: [sec / (rows * n) for sec, n in zip(per[k], lengths[k]) if n] for k in per}
+    paired = [b / a for a, b in zip(ours, theirs)]  # each round's own ratio (adjacent runs)
+    row = {"ours_seconds_per_step": round(o, 3), "trl_seconds_per_step": round(t, 3),
+           "ours_samples_per_second": round(rows / o, 3), "trl_samples_per_second": round(rows / t, 3),
+           "per_round": {k: [round(x, 3) for x in v] for k, v in per.items()},
+           # replies are sampled, so their lengths (and the work of a step) differ between runs
+           "mean_reply_tokens_per_round": {k: [v if v is None else round(v, 2) for v in x] for k, x in lengths.items()},
+           "grpo_step_speedup_vs_trl": round(t / o, 3),
+           "speedup_interval_90": ratio_interval(ours, theirs),
+           "per_round_ratio": [round(x, 3) for x in paired],
+           "per_round_ratio_min_max": [round(min(paired), 3), round(max(paired), 3)],
+           "load_average_per_run": load}
+    if len(tok["ours"]) == rounds and len(tok["trl"]) == rounds:
+        row["ms_per_generated_token"] = {k: round(1e3 * statistics.median(v), 2) for k, v in tok.items()}
+        row["speedup_per_generated_token"] = round(statistics.median(tok["trl"]) / statistics.median(tok["ours"]), 3)
+        row["speedup_per_generated_token_interval_90"] = ratio_interval(tok["ours"], tok["trl"])
+    return row
 
 
 def rel(a, b):
@@ -247,7 +248,7 @@ def gradient_agreement(folder, s=SETTINGS, seed=0, noise=0.02):
     }
 
 
-def measure(model="smollm2", steps=4, rounds=2, modes=("lora",), s=SETTINGS):
+def measure(model="smollm2", steps=3, rounds=5, modes=("lora", "full"), s=SETTINGS, agreement=True):
     """Speed per mode (lora: adapters on both sides; full: full fine-tuning on both), then agreement."""
     bad = [m for m in modes if m not in ("lora", "full")]
     if bad:
@@ -268,21 +269,25 @@ def measure(model="smollm2", steps=4, rounds=2, modes=("lora",), s=SETTINGS):
     for mode in modes:
         row = result["by_mode"][mode] = speed(folder, s, mode == "lora", steps, rounds)
         print(f"{model} {mode}: ours {row['ours_seconds_per_step']} s, TRL {row['trl_seconds_per_step']} s "
-              f"per step -> {row['grpo_step_speedup_vs_trl']}x", flush=True)
+              f"per step -> {row['grpo_step_speedup_vs_trl']}x (90 % interval {row['speedup_interval_90']}, "
+              f"rounds {row['per_round_ratio']})", flush=True)
     result["grpo_step_speedup_vs_trl"] = {m: r["grpo_step_speedup_vs_trl"] for m, r in result["by_mode"].items()}
-    result["trl_agreement"] = gradient_agreement(folder, s)
+    result["speedup_interval_90"] = {m: r["speedup_interval_90"] for m, r in result["by_mode"].items()}
+    result["trl_agreement"] = gradient_agreement(folder, s) if agreement else None
     return result
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--model", default="smollm2", help="alias or local folder [smollm2]")
-    ap.add_argument("--steps", type=int, default=4)
-    ap.add_argument("--rounds", type=int, default=2)
-    ap.add_argument("--modes", default="lora", help="comma-separated: lora, full [lora]")
+    ap.add_argument("--steps", type=int, default=3, help="steps per trainer and round (the first is not timed) [3]")
+    ap.add_argument("--rounds", type=int, default=5, help="alternating rounds per mode [5]")
+    ap.add_argument("--modes", default="lora,full", help="comma-separated: lora, full [lora,full]")
+    ap.add_argument("--no-agreement", action="store_true", help="speed only: skip the gradient agreement")
     args = ap.parse_args()
     try:
-        res = measure(args.model, args.steps, args.rounds, tuple(m for m in args.modes.split(",") if m))
+        res = measure(args.model, args.steps, args.rounds, tuple(m for m in args.modes.split(",") if m),
+                      agreement=not args.no_agreement)
     except ValueError as e:
         sys.exit(f"error: {e}")
     print(json.dumps(res, indent=2))

@@ -51,15 +51,19 @@ def test_speed_side_by_side_through_run_py(llama):
     pytest.importorskip("trl")
     import run
 
-    res = run.run(only=("llm-trl",), llm_model=llama, llm_steps=3, llm_modes=("lora", "full"))
+    res = run.run(only=("llm-trl",), llm_model=llama, llm_steps=3, llm_modes=("lora", "full"), llm_rounds=3)
     t = res["llm_trl"]
     assert "reason" not in t and set(res["llm_grpo_step_speedup_vs_trl"]) == {"lora", "full"}
     for row in t["by_mode"].values():
         assert row["ours_seconds_per_step"] > 0 and row["trl_seconds_per_step"] > 0
-        assert len(row["per_round"]["ours"]) == len(row["per_round"]["trl"]) == 2
+        assert len(row["per_round"]["ours"]) == len(row["per_round"]["trl"]) == 3
+        assert len(row["load_average_per_run"]) == 6 and len(row["per_round_ratio"]) == 3
         assert all(0 < n <= trl_smollm2.SETTINGS.max_new for side in row["mean_reply_tokens_per_round"].values() for n in side)
-        assert set(row["ours_phases"]["seconds"]) == {"sampling", "reward", "ref_logp", "forward_backward_step"}
-        assert abs(sum(row["ours_phases"]["share"].values()) - 1) < 0.01
+        lo, hi = row["speedup_interval_90"]
+        assert lo <= row["grpo_step_speedup_vs_trl"] <= hi
+        assert row["per_round_ratio_min_max"] == [min(row["per_round_ratio"]), max(row["per_round_ratio"])]
+        assert row["speedup_per_generated_token"] > 0
+    assert set(res["llm_grpo_step_speedup_interval_90"]) == {"lora", "full"}
     assert res["llm_trl_agreement"] < 1e-4
     assert "SmolLM2 lora" in run.table(res)
 
@@ -119,6 +123,13 @@ def test_both_trainers_get_the_same_settings(llama, lora, tmp_path):
         assert trainer.ref_model is not None and lab.ref is not lab.policy
 
 
+def test_ratio_interval_brackets_the_rounds():
+    """Equal rounds give a point; two rounds twice as slow on our side widen it to include their ratio."""
+    assert trl_smollm2.ratio_interval([2.0] * 5, [3.0] * 5) == [1.5, 1.5]
+    lo, hi = trl_smollm2.ratio_interval([2.0, 2.0, 2.0, 4.0, 4.0], [3.0] * 5)
+    assert lo == 0.75 and hi == 1.5  # resamples that draw a slow round 3 or more times (a third), and fewer
+
+
 def test_rel_is_the_worst_tensor_relative_to_its_own_scale():
     import torch
 
@@ -136,3 +147,32 @@ def test_phases_of_both_on_one_batch(llama):
     assert set(r["trl_over_ours"]) == {"sampling", "ref_logp", "forward_backward"}
     assert all(v > 0 for v in r["seconds"].values()) and r["rows"] == SMALL.prompts * SMALL.group
     assert all(v > 0 for v in r["tokens_per_second"].values())
+
+
+def test_roof_counts_the_matmul_work_torch_counts(llama):
+    """The roof's FLOPs of a forward pass equal torch's own count of the model's matmuls."""
+    import torch
+    from torch.utils.flop_counter import FlopCounterMode
+    from transformers import AutoModelForCausalLM
+
+    import llm_roof
+
+    model = AutoModelForCausalLM.from_pretrained(llama)
+    ids = torch.randint(0, model.config.vocab_size, (3, 10))  # (3, 10)
+    with FlopCounterMode(display=False) as counter:
+        model(input_ids=ids)
+    # torch counts the weight matmuls (attention runs in SDPA, which it does not count on the CPU)
+    assert counter.get_total_flops() == llm_roof.trunk_flops(model.config, 30, 0) + llm_roof.head_flops(model.config, 30)
+    assert llm_roof.trunk_flops(model.config, 30, 5) > llm_roof.trunk_flops(model.config, 30, 0)
+
+
+def test_roof_phases_on_a_tiny_model_through_run_py(llama):
+    import run
+
+    res = run.run(only=("llm-roof",), llm_model=llama, llm_modes=("lora",))
+    r = res["llm_roof"]["lora"]
+    assert "SmolLM2 lora: each phase's fraction of the roof" in run.table(res)
+    assert set(r["phases"]) == {"prefill", "decoding", "ref_logp", "vocab_projection", "forward_backward", "adamw"}
+    for k, row in r["phases"].items():
+        if k != "adamw":
+            assert row["seconds"] > 0 and row["roof_seconds"] > 0 and row["fraction_of_roof"] > 0

@@ -78,6 +78,41 @@ def test_left_padding_changes_no_logprob(kind, btok, words):
         assert got.shape == want.shape and (got - want).abs().max() < 1e-12
 
 
+@pytest.mark.parametrize("kind", KINDS)
+def test_a_groups_shared_prompt_gives_each_rows_log_probs_and_gradient(kind, btok, words):
+    """Reply-only log-probs run a group's prompt once: the same log-probs and gradient as every row
+    computed whole, with left-padded prompts of two lengths and a row that ends early."""
+    model = tiny_model(kind, btok)
+    probs = [words[0], WordsTask(digits=3).problem((123, 4))]
+    texts = ["1 + 2 = 3", "12", "7", "The answer is 127.", "127", "It is 127 and"]
+    batch = rollout_from_texts(btok, probs, texts, group_size=3)
+    assert batch.attention_mask[:, 0].min() == 0  # some row really is left-padded
+    coef = torch.randn(batch.mask.shape) * batch.mask  # (B, T)
+    grads, logps = [], []
+    for start in (0, batch.prompt_len - 1):  # every row whole; the shared prompt
+        model.zero_grad()
+        logp = token_logp(model, batch.input_ids, batch.attention_mask, start=start) * batch.mask  # (B, T)
+        surrogate_loss(logp, coef, batch.mask).backward()
+        grads.append(_grads(model))
+        logps.append(logp.detach())
+    assert (logps[0] - logps[1]).abs().max() < 1e-5
+    assert (grads[0] - grads[1]).abs().max() < 1e-5 * grads[0].abs().max()  # float32 round-off
+
+
+def test_checkpointing_keeps_the_reply_only_gradient(btok, words):
+    """Under gradient checkpointing (which drops a KV cache) reply-only log-probs still give the gradient."""
+    model = tiny_model("llama", btok)
+    batch = sample(model, btok, words[:2], group_size=3)
+    coef = torch.randn(batch.mask.shape) * batch.mask  # (B, T)
+    grads = []
+    for ckpt in (False, True):
+        m, _ = llm.prepare_policy(copy.deepcopy(model), LLMConfig(grad_checkpointing=ckpt))
+        m.train()
+        surrogate_loss(policy_logp(m, batch, response_only=True), coef, batch.mask).backward()
+        grads.append(_grads(m))
+    assert (grads[0] - grads[1]).abs().max() < 1e-5 * grads[0].abs().max()
+
+
 def test_sampling_stops_at_the_generation_configs_end_of_turn(btok, words):
     model = tiny_model("llama", btok)
     first = sample(model, btok, words[:3], greedy=True).input_ids[:, -5]  # each row's first reply token

@@ -175,17 +175,26 @@ def token_logp(model, input_ids, attention_mask, start=0) -> torch.Tensor:
 
     start > 0: only targets t >= start are computed (0 before them): the model's vocabulary
     projection runs on the last L - start positions only (`logits_to_keep`), which for a chat
-    prompt of 40 tokens and a 16-token reply skips most of a 49K-word projection.
+    prompt of 40 tokens and a 16-token reply skips most of a 49K-word projection. Rows whose first
+    start + 1 tokens agree (a group's prompt) run them once (`_shared_prefix_logits`), except with
+    grad in a float64 model: transformers' RMSNorm computes in float32 even there, so summing a
+    group's prompt gradient before that cast moves a float64 gradient by float32 round-off (1e-7
+    relative), which the model oracle's float64 tolerance would not allow.
     """
     _check_fits(model, input_ids.shape[1])
-    keep = {"logits_to_keep": input_ids.shape[1] - start} if start > 0 else {}
-    with autocast(input_ids.device):
-        logits = model(
-            input_ids=input_ids,
-            attention_mask=attention_mask,
-            position_ids=position_ids_of(attention_mask),
-            **keep,
-        ).logits[:, :-1]  # (B, T - start, V)
+    share = start > 0 and _can_share(model) and (not torch.is_grad_enabled() or _dtype(model) != torch.float64)
+    first = _prefix_owners(input_ids, attention_mask, start + 1) if share else None
+    if first is not None and first.unique().numel() < len(first):
+        logits = _shared_prefix_logits(model, input_ids, attention_mask, start + 1, first)  # (B, T - start, V)
+    else:
+        keep = {"logits_to_keep": input_ids.shape[1] - start} if start > 0 else {}
+        with autocast(input_ids.device):
+            logits = model(
+                input_ids=input_ids,
+                attention_mask=attention_mask,
+                position_ids=position_ids_of(attention_mask),
+                **keep,
+            ).logits[:, :-1]  # (B, T - start, V)
     if logits.dtype != torch.float64:  # a float64 model (the model oracle) keeps its precision
         logits = logits.float()  # log-probs in float32 whatever the matmuls ran in
     targets = input_ids[:, start + 1:]  # (B, T - start)
@@ -194,6 +203,49 @@ def token_logp(model, input_ids, attention_mask, start=0) -> torch.Tensor:
     real = (attention_mask[:, start:-1] * attention_mask[:, start + 1:]).bool()  # (B, T - start)
     logp = torch.where(real, logp, torch.zeros_like(logp))
     return torch.nn.functional.pad(logp, (start, 0)) if start > 0 else logp  # (B, T)
+
+
+def _dtype(model) -> torch.dtype:
+    """The dtype of `model`'s weights."""
+    return next(model.parameters()).dtype
+
+
+def _can_share(model) -> bool:
+    """Whether a forward pass of `model` may fill a KV cache (gradient checkpointing drops it in training)."""
+    return not (model.training and any(getattr(m, "gradient_checkpointing", False) is True for m in model.modules()))
+
+
+def _prefix_owners(input_ids, attention_mask, n) -> torch.Tensor:
+    """(B,) for each row, the first row of its run of consecutive rows whose first `n` columns agree."""
+    ids, att = input_ids[:, :n], attention_mask[:, :n]  # (B, n)
+    new = torch.ones(len(ids), dtype=torch.bool, device=ids.device)  # (B,) a row that starts a run
+    new[1:] = ((ids[1:] != ids[:-1]) | (att[1:] != att[:-1])).any(-1)
+    index = torch.arange(len(ids), device=ids.device)  # (B,)
+    return torch.where(new, index, torch.zeros_like(index)).cummax(0).values  # (B,)
+
+
+def _shared_prefix_logits(model, input_ids, attention_mask, n, first):
+    """(B, L - n, V) logits at positions n-1 ... L-2, the first `n` columns run once per run of equal rows.
+
+    A group's samples share their prompt: its keys and values are computed for one row and indexed
+    out to the others (differentiably: the prompt's gradient sums over its group), which leaves the
+    reference's and the policy's passes the prompt's work once per group instead of once per sample.
+    """
+    pos = position_ids_of(attention_mask)  # (B, L)
+    owners = first.unique()  # (n_runs,) sorted, the first row of each run
+    cache = DynamicCache(config=model.config)
+    with autocast(input_ids.device):
+        head = model(input_ids=input_ids[owners, :n], attention_mask=attention_mask[owners, :n],
+                     position_ids=pos[owners, :n], past_key_values=cache, use_cache=True,
+                     logits_to_keep=1).logits  # (n_runs, 1, V)
+        run = torch.searchsorted(owners, first)  # (B,) each row's run
+        if input_ids.shape[1] - 1 == n:  # one target per row: the prefix's last position predicts it
+            return head[run]  # (B, 1, V)
+        cache.batch_select_indices(run)  # each row its run's prefix
+        # the last column is only a target: the inputs stop one short of it
+        tail = model(input_ids=input_ids[:, n:-1], attention_mask=attention_mask[:, :-1],
+                     position_ids=pos[:, n:-1], past_key_values=cache, use_cache=True).logits  # (B, L-n-1, V)
+    return torch.cat([head[run], tail], 1)  # (B, L - n, V)
 
 
 def _left_pad(seqs: list, pad_id: int, device):
@@ -283,26 +335,29 @@ def sample(model, tokenizer, problems, group_size=1, max_new_tokens=None, temper
     was_training = model.training
     model.eval()
     try:
-        prompt_ids, prompt_att = _left_pad(encode_problems(tokenizer, problems), pad, device)  # (n, P)
-        prompt_ids = prompt_ids.repeat_interleave(group_size, 0)  # (B, P)
-        prompt_att = prompt_att.repeat_interleave(group_size, 0)  # (B, P)
+        unique_ids, unique_att = _left_pad(encode_problems(tokenizer, problems), pad, device)  # (n, P)
+        _check_fits(model, unique_ids.shape[1] + max_new_tokens)
+        cache = DynamicCache(config=model.config)  # filled in place by every forward pass below
+        with autocast(device):
+            # each prompt once, not once per sample: its keys and values are then repeated for its
+            # group; only the last position's logits are read (the vocabulary projection of the
+            # others, a chat prompt of 40 tokens and a 49K-word vocabulary, would be a fifth of the work)
+            out = model(input_ids=unique_ids, attention_mask=unique_att, position_ids=position_ids_of(unique_att),
+                        past_key_values=cache, use_cache=True, logits_to_keep=1)
+        cache.batch_repeat_interleave(group_size)
+        last = out.logits[:, -1].repeat_interleave(group_size, 0)  # (B, V)
+        prompt_ids = unique_ids.repeat_interleave(group_size, 0)  # (B, P)
+        prompt_att = unique_att.repeat_interleave(group_size, 0)  # (B, P)
         B, P = prompt_ids.shape
-        _check_fits(model, P + max_new_tokens)
         # one buffer for the whole mask: column P+i says whether token i is attended to
         att = torch.cat([prompt_att, prompt_att.new_zeros(B, max_new_tokens)], 1)  # (B, P+N)
         pos = position_ids_of(prompt_att)  # (B, P)
-        cache = DynamicCache(config=model.config)  # filled in place by every forward pass below
-        with autocast(device):
-            # only the last position's logits are read: the vocabulary projection of the others
-            # (a chat prompt of 40 tokens, a 49K-word vocabulary) would be a fifth of the prefill's work
-            out = model(input_ids=prompt_ids, attention_mask=prompt_att, position_ids=pos,
-                        past_key_values=cache, use_cache=True, logits_to_keep=1)
         next_pos = pos[:, -1] + 1  # (B,)
         done = torch.zeros(B, dtype=torch.bool, device=device)
         lengths = torch.zeros(B, dtype=torch.long, device=device)
         tokens, logps, entropies = [], [], []
         for i in range(max_new_tokens):
-            raw = out.logits[:, -1]  # (B, V), float64 for a float64 model
+            raw = last  # (B, V), float64 for a float64 model
             logits = raw.float()  # (B, V)
             logprobs = logits.log_softmax(-1)  # (B, V)
             # the untempered pi's entropy, like logp: what TRL's top_entropy_quantile ranks tokens by
@@ -324,8 +379,8 @@ def sample(model, tokenizer, problems, group_size=1, max_new_tokens=None, temper
                 break
             att[:, P + i] = (~done).long()  # finished rows attend to nothing new
             with autocast(device):
-                out = model(input_ids=tok[:, None], attention_mask=att[:, :P + i + 1],
-                            position_ids=next_pos[:, None], past_key_values=cache, use_cache=True)
+                last = model(input_ids=tok[:, None], attention_mask=att[:, :P + i + 1], position_ids=next_pos[:, None],
+                             past_key_values=cache, use_cache=True).logits[:, -1]  # (B, V)
             next_pos = next_pos + 1
     finally:
         model.train(was_training)
