@@ -351,3 +351,19 @@ def test_a_coefficient_that_reads_a_default_is_caught(monkeypatch):
                                                               objective=objective_default(grpo)))
     assert "clip_eps_high" in unreached_settings("dapo")[1]
     assert "beta" in unreached_settings("grpo")[1]
+
+
+@pytest.mark.parametrize("name", [n for n, m in METHODS.items() if m.hparams is not None and not m.extra_loss])
+def test_a_step_made_without_settings_reads_the_methods_defaults(name, varied_lab):
+    """`wiring.step_of(prep, logp, logp_old, cfg)` with no hp (as notebook 00 calls it) gives the coefficient
+    of the method's default settings, not an AttributeError on None (a wrong default would differ)."""
+    from unified_rl import wiring
+
+    m = METHODS[name]
+    batch = batch_for(name, varied_lab, torch.Generator().manual_seed(0)).to(varied_lab.device)
+    prep = wiring.prepare(m, varied_lab, batch)
+    logp = wiring.policy_logp(varied_lab.policy, batch)
+    cfg = varied_lab.preset.rl
+    bare = wiring.coefficient_of(m, wiring.step_of(prep, logp, logp.detach(), cfg))
+    given = wiring.coefficient_of(m, wiring.step_of(prep, logp, logp.detach(), cfg, m.hparams))
+    assert torch.equal(bare, given)

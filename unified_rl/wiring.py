@@ -91,7 +91,10 @@ def step_of(prep, logp, logp_old, cfg, hp=None):
 
 
 def coefficient_of(method, step):
-    """(B, T) GC of `method` on `step`, detached; checked to be one number per token."""
+    """(B, T) GC of `method` on `step`, detached; checked to be one number per token. A step made without
+    settings (`step_of(..., hp=None)`) is read with the method's defaults."""
+    if step.hp is None and method.hparams is not None:
+        step = replace(step, hp=method.hparams)
     coef = method.coefficient(step)
     if not torch.is_tensor(coef) or coef.shape != step.logp.shape:
         got = tuple(coef.shape) if torch.is_tensor(coef) else type(coef).__name__
