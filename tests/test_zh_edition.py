@@ -48,8 +48,26 @@ def _hash(text):
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
 
 
+TEXT_LABEL = re.compile(r"\\text\{[^{}]*\}")  # an equation's words: translated, so masked when comparing
+# words a twin's \text{} may keep in English: symbols of the mathematics and option names, not prose
+TEXT_LABEL_WORDS = {"kl", "logp", "mean", "std", "sg", "clip", "odds", "pass", "seq", "token", "dr"}
+
+
+def _masked(math):
+    """An equation with its \text{} labels removed and its spacing dropped (kept only between letters)."""
+    math = TEXT_LABEL.sub(" ", math)
+    return re.sub(r" +", " ", re.sub(r"(?<![A-Za-z])\s+|\s+(?![A-Za-z])", "", math))
+
+
 def _math(text):
-    return Counter(m.group(0) for m in MATH.finditer(FENCE.sub("", text)))
+    return Counter(_masked(m.group(0)) for m in MATH.finditer(FENCE.sub("", text)))
+
+
+def _english_labels(text):
+    """The \text{} labels of a twin's equations that still hold English words."""
+    labels = [label for m in MATH.finditer(FENCE.sub("", text)) for label in TEXT_LABEL.findall(m.group(0))]
+    words = lambda label: re.findall(r"\b[A-Za-z][a-z]+\b", label[len("\\text{"):])  # noqa: E731 (not names: GSPO, ReMax)
+    return [label for label in labels if any(w.lower() not in TEXT_LABEL_WORDS for w in words(label))]
 
 
 def _prose(text):
@@ -127,6 +145,8 @@ def problems(en, zh, name):
         if _math(z_text) != _math(e_text):
             out.append(f"{where}: equations differ: missing {sorted((_math(e_text) - _math(z_text)).elements())}, "
                        f"added {sorted((_math(z_text) - _math(e_text)).elements())}")
+        if _english_labels(z_text):
+            out.append(f"{where}: English words in an equation: {_english_labels(z_text)}")
         if _numbers(z_text) != _numbers(e_text):
             out.append(f"{where}: numbers differ: missing {sorted((_numbers(e_text) - _numbers(z_text)).elements())}, "
                        f"added {sorted((_numbers(z_text) - _numbers(e_text)).elements())}")
@@ -233,6 +253,22 @@ def test_a_translation_that_drops_an_equation_a_number_a_link_or_its_chinese_fai
     en, zh = english(), twin(english())
     zh.cells[3].source = EN_TEXT[1]  # the English text, marked as translated
     _reported(en, zh, "no Chinese")
+
+
+def test_an_equations_labels_are_translated_and_nothing_else_changes():
+    """A \\text{} label is masked when equations are compared: translated (even regrouped around a
+    symbol) it passes; an English label left in a twin fails, and so does any change outside the labels."""
+    en_math = "$$GC = \\begin{cases} 1 & \\text{the answer of } o \\text{ is correct} \\end{cases}$$"
+    zh_math = "$$GC = \\begin{cases} 1 & o \\text{ 的答案正确} \\end{cases}$$"
+    assert _math(en_math) == _math(zh_math) and not _english_labels(zh_math)
+    assert _english_labels(en_math) == ["\\text{the answer of }", "\\text{ is correct}"]
+    assert not _english_labels("$\\text{KL}(\\pi) + \\text{std}$") and _math(zh_math) != _math(zh_math.replace("1", "2"))
+    assert _math(zh_math) != _math(zh_math.replace("o \\text", "q \\text"))
+    for cell_text, fragment in [(ZH_TEXT[1].replace("A_i =", "A_i = \\text{advantage}"), "English words in an equation"),
+                                (ZH_TEXT[1].replace("A_i =", "A_i \\text{优势} = -"), "equations differ")]:
+        en, zh = english(), twin(english())
+        zh.cells[3].source = cell_text
+        _reported(en, zh, fragment)
 
 
 def test_what_is_not_a_difference():
