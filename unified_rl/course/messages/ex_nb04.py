@@ -60,7 +60,7 @@ MESSAGES = {
         '小的 beta 让 x+ 下降；大的 beta 会把它撑住'),
     'nb04.q2.case.equal_log_ratios_beta_0_1': (
         'equal log-ratios, beta = 0.1',
-        '对数比率相等，beta = 0.1'),
+        '对数比相等，beta = 0.1'),
     'nb04.q2.case.a_pair_already_ranked_right_margin_8': (
         'a pair already ranked right (margin 8)',
         '一对已经排对了的回答（间隔 8）'),

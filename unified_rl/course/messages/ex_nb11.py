@@ -63,7 +63,7 @@ MESSAGES = {
         '它没有参考模型，所以没有什么把被选中的回答拉回来'),
     'nb11.q5.option.odds_ratio': (
         'the odds ratio pushes the rejected answer down more gently than a log-ratio',
-        '几率比把被拒绝的回答往下推得比对数比率更温和'),
+        '几率比把被拒绝的回答往下推得比对数比更温和'),
     'nb11.q5.option.small_lambda': (
         'lambda = 0.1 makes every push small',
         'lambda = 0.1 让每次推动都很小'),

@@ -180,5 +180,5 @@ MESSAGES.update({
     'w.s52.noisy_title': ("Noisy rewards: what is left of each method's signal",
         '带噪声的奖励：每种方法还剩下多少信号'),
     'w.s52.noisy_note': ("Rewards of simulated samples, flipped by the package's NoisyReward. At ε = 0.5 the reward says nothing: every curve meets its no-information value.",
-        '模拟样本的奖励，由本包的 NoisyReward 翻转。在 ε = 0.5 时奖励不含任何信息：每条曲线都到达它的无信息值。'),
+        '模拟样本的奖励，由本软件包的 NoisyReward 翻转。在 ε = 0.5 时奖励不含任何信息：每条曲线都到达它的无信息值。'),
 })
