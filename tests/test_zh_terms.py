@@ -101,3 +101,23 @@ def test_no_space_between_chinese_and_emphasis():
 def test_each_twin_links_to_the_glossary(path):
     cells = nbformat.read(path, as_version=4).cells
     assert any("](GLOSSARY.md)" in c.source for c in cells if c.cell_type == "markdown")
+
+
+def nested(text):
+    """Full-width parentheses inside full-width parentheses (the inner group), in prose."""
+    out, stack = [], []
+    for j, ch in enumerate(text):
+        if ch == "（":
+            stack.append(j)
+        elif ch == "）" and stack:
+            a = stack.pop()
+            if stack:
+                out.append(text[a:j + 1])
+    return out
+
+
+def test_no_nested_parentheses_in_the_twins():
+    found = [f"{where}: {s!r}" for where, text in texts() if ".ipynb" in where for s in nested(text)]
+    assert not found, "\n".join(found[:40])
+    assert nested("笔记本 00（公式 5 的统一范式（unified paradigm））") == ["（unified paradigm）"]
+    assert nested("（提示，hint）和（参考解答）") == []
