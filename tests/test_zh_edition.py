@@ -18,6 +18,7 @@ import io
 import re
 import subprocess
 import sys
+import tokenize
 from collections import Counter
 from pathlib import Path
 
@@ -42,6 +43,17 @@ NUMBER = re.compile(r"\d+(?:\.\d+)*")
 def _src(cell):
     s = cell.get("source", "")
     return "".join(s) if isinstance(s, list) else s
+
+
+def _code(source):
+    """A code cell as it runs: Python tokens without comments (nbgrader's `### BEGIN/END` markers kept,
+    nbgrader reads them); the source itself if it does not tokenize."""
+    try:
+        toks = tokenize.generate_tokens(io.StringIO(source).readline)
+        return [(t.type, t.string) for t in toks if t.type not in (tokenize.NL, tokenize.COMMENT)
+                or re.match(r"#+\s*(BEGIN|END) (SOLUTION|HIDDEN TESTS)", t.string)]
+    except (tokenize.TokenError, IndentationError, SyntaxError):
+        return source
 
 
 def _hash(text):
@@ -115,7 +127,7 @@ def problems(en, zh, name):
         where = f"cell {i} (id {e.get('id')})"
         if e.cell_type == "code":
             want = (LANG_LINE + "\n" if i == declared else "") + _src(e)
-            if _src(z) != want:
+            if _code(_src(z)) != _code(want):  # comments aside: a twin translates them
                 out.append(f"{where}: code differs from the English cell" + (" (the declared line included)" if i == declared else ""))
             if z.metadata != e.metadata:
                 out.append(f"{where}: code cell metadata differs")
@@ -237,6 +249,27 @@ def test_a_changed_code_cell_fails():
         found = problems(en, zh, "01_tiny.ipynb")
         assert any("code" in line for line in found), found
         assert zh_sync.compare(en, zh, "01_tiny.ipynb")["code"], found
+
+
+def test_code_comments_may_be_chinese_and_update_keeps_them():
+    """A twin's code cell may translate its comments (the code compared without them); a code change
+    beside a translated comment still fails; --update keeps the translated comments where a line's code
+    is unchanged and takes the English code exactly (nbgrader's markers are code, never translated)."""
+    en, zh = english(), twin(english())
+    zh.cells[1].source = EN_CODE[0].replace("# On Colab: install this course's package.", "# 在 Colab 上：安装本课程的软件包。")
+    assert problems(en, zh, "01_tiny.ipynb") == [] and not zh_sync.compare(en, zh, "01_tiny.ipynb")["code"]
+    changed = copy.deepcopy(zh)
+    changed.cells[1].source = changed.cells[1].source.replace("pass", "x = 2")
+    _reported(en, changed, "code differs")
+    assert zh_sync.compare(en, changed, "01_tiny.ipynb")["code"] == ["1"]
+    marker = copy.deepcopy(zh)
+    marker.cells[4].source = "### BEGIN SOLUTION\nprint(x + 1)\n### END SOLUTION"
+    _reported(english(), marker, "code differs")  # a marker is code: adding one is a change
+    en.cells[1].source = EN_CODE[0].replace("    pass", "    print('colab')  # say so")
+    updated = zh_sync.update(en, zh, "01_tiny.ipynb")
+    assert updated.cells[1].source.startswith("# 在 Colab 上：安装本课程的软件包。")
+    assert "print('colab')  # say so" in updated.cells[1].source
+    assert _code(updated.cells[1].source) == _code(en.cells[1].source) and problems(en, updated, "01_tiny.ipynb") == []
 
 
 def test_a_translation_that_drops_an_equation_a_number_a_link_or_its_chinese_fails():
@@ -397,7 +430,7 @@ def assert_twin_copy_is_the_english(en_copy, zh_copy, where):
     assert len(en_copy.cells) == len(zh_copy.cells), where
     for i, (e, z) in enumerate(zip(en_copy.cells, zh_copy.cells)):
         if e.cell_type == "code":
-            assert z.source == (LANG_LINE + "\n" if i == declared else "") + e.source, f"{where}, cell {i}"
+            assert _code(z.source) == _code((LANG_LINE + "\n" if i == declared else "") + e.source), f"{where}, cell {i}"
             assert z.metadata.get("nbgrader") == e.metadata.get("nbgrader"), f"{where}, cell {i}"
 
 
