@@ -121,3 +121,47 @@ def test_no_nested_parentheses_in_the_twins():
     assert not found, "\n".join(found[:40])
     assert nested("笔记本 00（公式 5 的统一范式（unified paradigm））") == ["（unified paradigm）"]
     assert nested("（提示，hint）和（参考解答）") == []
+
+
+# the glossary's technical terms, glossed in English at their first use in each twin (everyday words
+# such as 回答, 检查, 练习 are not); a term inside a longer one (策略 in 同策略) is not its use
+TERMS = ("统一范式|数据来源|奖励函数|梯度系数|优势|策略|参考模型|监督微调|拒绝采样微调|在线拒绝采样微调|直接偏好优化|"
+         "近端策略优化|组相对策略优化|价值函数|评论家|过程监督|结果监督|奖励模型|KL 散度|裁剪|重要性比率|同策略|异策略|基线|"
+         "检查点|拒绝采样|偏好对|替代损失|留出集|提示词|探索器|实验组|回报|基线引理|分词器|实验环境|价值模型|停止梯度|间隔|"
+         "几率比|预言机|核采样|分布外|自洽性|得分函数|微批次|对话模板|左填充|适配器|贪心解码|广义优势估计|TD 误差|隐式奖励|"
+         "重要性权重|动态采样|似然位移|示性函数|对数比|信用分配|集合通信|数据并行|归一化因子").split("|")
+NOT_A_USE = ["策略梯度", "参考策略", "当前策略", "策略模型", "优势估计", "优势函数", "基线模型", "回报率", "裁剪后", "对数比较"]
+HEADING_OR_CODE = re.compile(KEEP.pattern + r"|^#.*$", re.S | re.M)
+
+
+def unglossed(cells):
+    """Terms whose first use (outside headings, code, math and parentheses) has no English gloss after it."""
+    done, out = set(), []
+    for source in cells:
+        masked = HEADING_OR_CODE.sub(lambda m: "\0" * len(m.group(0)), source)
+        hits = sorted((m.start(), t) for t in TERMS for m in re.finditer(re.escape(t), masked))
+        for i, t in hits:
+            longer = [u for u in TERMS + NOT_A_USE if t in u and u != t]
+            if t in done or any(masked[i - k:i - k + len(u)] == u for u in longer for k in range(len(u))
+                                if u[k:k + len(t)] == t):
+                continue
+            if masked[:i].count("（") > masked[:i].count("）"):
+                continue
+            done.add(t)
+            after = masked[i + len(t):i + len(t) + 60]
+            # a gloss, or a Chinese parenthesis already there (a second one would crowd it): the next use is not asked
+            if not re.match(r"[*”’]*\s*（[^）]*[A-Za-z]", after) and not after.lstrip("*”’").startswith("（"):
+                out.append(t)
+    return out
+
+
+@pytest.mark.parametrize("path", sorted(ZH.glob("*.ipynb")), ids=lambda p: p.name)
+def test_each_term_is_glossed_in_english_at_its_first_use(path):
+    cells = [c.source for c in nbformat.read(path, as_version=4).cells if c.cell_type == "markdown"]
+    assert unglossed(cells) == []
+
+
+def test_the_gloss_check_fails_on_an_unglossed_first_use():
+    assert unglossed(["**统一范式**（unified paradigm）之后的统一范式"]) == []
+    assert unglossed(["同策略（on-policy）里的策略是被训练的模型"]) == ["策略"]
+    assert unglossed(["先说替代损失，再说替代损失（surrogate loss）"]) == ["替代损失"]
