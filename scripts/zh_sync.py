@@ -9,6 +9,11 @@ cell importing unified_rl (not the Colab install cell) starts with `LANG_LINE`. 
 is a translation and records, in metadata["unified_rl"]["translates"], the first 16 hex digits of
 the sha256 of the English source it translates; `None` there means "not translated yet".
 
+Code cells are compared without their comments, which a twin translates (`code_only`); --update
+rewrites a twin's code from the English and keeps its translated comments on every line whose code
+is unchanged (`carry_comments`), so the twin runs exactly the English code. nbgrader's markers
+(`### BEGIN SOLUTION`) are code, not comments.
+
 --update never changes a Markdown cell's text: a translation, valid or stale, stays as written (a
 stale one keeps its old hash, so --status and the tests still ask for it). A twin's Markdown cell
 follows its English cell by hash first, then by id, so a translation survives reordering and
@@ -21,11 +26,15 @@ Tests: tests/test_zh_edition.py.
 
 import argparse
 import copy
+import difflib
 import glob
 import hashlib
 import importlib.util
+import io
 import os
+import re
 import sys
+import tokenize
 
 import nbformat
 
@@ -52,6 +61,57 @@ def source_of(cell) -> str:
 def english_hash(source: str) -> str:
     """The hash a translation records: first 16 hex digits of sha256 of the English source."""
     return hashlib.sha256(source.encode("utf-8")).hexdigest()[:16]
+
+
+# nbgrader's markers are comments that nbgrader reads: they are code here, never translated
+MARKER = re.compile(r"#+\s*(BEGIN|END) (SOLUTION|HIDDEN TESTS)")
+
+
+def comments(source):
+    """[(row, col, end_col)] of the comments of Python `source` (nbgrader's markers aside), or None if
+    it does not tokenize (then the cell is compared byte for byte)."""
+    try:
+        toks = list(tokenize.generate_tokens(io.StringIO(source).readline))
+    except (tokenize.TokenError, IndentationError, SyntaxError):
+        return None
+    return [(t.start[0], t.start[1], t.end[1]) for t in toks
+            if t.type == tokenize.COMMENT and not MARKER.match(t.string)]
+
+
+def code_only(source):
+    """What runs: `source` without its comments, the spaces before them, and the lines they filled."""
+    found = comments(source)
+    if found is None:
+        return source
+    lines = source.split("\n")
+    for row, col, end in reversed(found):
+        lines[row - 1] = (lines[row - 1][:col] + lines[row - 1][end:]).rstrip()
+    cut = {row for row, col, _ in found if not source.split("\n")[row - 1][:col].strip()}
+    return "\n".join(line for i, line in enumerate(lines, 1) if i not in cut)
+
+
+def carry_comments(old, new):
+    """`new` (the English code) with the twin's translated comments from `old` kept wherever a line's
+    code is unchanged (lines aligned by their code); elsewhere the English comments. The code is `new`'s."""
+    if comments(old) is None or comments(new) is None:
+        return new
+
+    def split(source):  # per line: (code, comment or "")
+        spans = {row: (col, end) for row, col, end in comments(source)}
+        out = []
+        for i, line in enumerate(source.split("\n"), 1):
+            col, end = spans.get(i, (len(line), len(line)))
+            out.append((line[:col], line[col:end]))
+        return out
+
+    o, n = split(old), split(new)
+    keep = {}
+    matcher = difflib.SequenceMatcher(None, [c.rstrip() for c, _ in o], [c.rstrip() for c, _ in n], autojunk=False)
+    for a, b, size in matcher.get_matching_blocks():
+        for k in range(size):
+            if o[a + k][1] and n[b + k][1]:
+                keep[b + k] = o[a + k][1]
+    return "\n".join(code + keep.get(i, comment) for i, (code, comment) in enumerate(n))
 
 
 def translates(cell):
@@ -109,7 +169,7 @@ def compare(en_nb, zh_nb, name):
             report["type"].append(en.id)
         elif en.cell_type == "code":
             want = twin_code_cell(en_nb, i)
-            if (source_of(zh) != source_of(want) or zh.metadata != want.metadata
+            if (code_only(source_of(zh)) != code_only(source_of(want)) or zh.metadata != want.metadata
                     or zh.get("outputs") != [] or zh.get("execution_count") is not None):
                 report["code"].append(en.id)
         elif en.cell_type == "markdown":
@@ -144,6 +204,7 @@ def update(en_nb, zh_nb, name):
                 return c
         return None
 
+    old_code = {c.get("id"): source_of(c) for c in (zh_nb.cells if zh_nb is not None else []) if c.cell_type == "code"}
     cells = [None] * len(en_nb.cells)
     for i, en in enumerate(en_nb.cells):  # first pass: valid translations, same id preferred
         if en.cell_type == "markdown":
@@ -153,6 +214,9 @@ def update(en_nb, zh_nb, name):
     for i, en in enumerate(en_nb.cells):  # second pass: the rest by id, else new
         if en.cell_type == "code":
             cells[i] = twin_code_cell(en_nb, i)
+            before = old_code.get(en.get("id"))
+            if before is not None:  # the twin's translated comments stay on the lines whose code is the same
+                cells[i].source = carry_comments(before, cells[i].source)
         elif en.cell_type != "markdown":
             cells[i] = copy.deepcopy(en)
         elif cells[i] is None:

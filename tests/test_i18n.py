@@ -15,7 +15,7 @@ import pytest
 matplotlib = pytest.importorskip("matplotlib")
 matplotlib.use("Agg")
 
-from unified_rl.course import i18n  # noqa: E402
+from unified_rl.course import cjk_font, i18n  # noqa: E402
 from unified_rl.course.i18n import CATALOGUE, Msg, fields, get_language, set_language, t  # noqa: E402
 
 HAN = re.compile(r"[\u4e00-\u9fff]")
@@ -47,11 +47,23 @@ def test_fields_detects_a_missing_field(monkeypatch):
     assert fields(CATALOGUE[key][0]) != fields(CATALOGUE[key][1])
 
 
+def _uncommented(span):
+    """A code span as code: a fenced block's `#` comments and the spaces before them dropped."""
+    return re.sub(r"[ \t]*#[^\n]*", "", span) if span.startswith("`python") else span
+
+
+def test_uncommented_keeps_code_and_drops_only_comments():
+    assert _uncommented("`python\nx = 1  # one\n`") == _uncommented("`python\nx = 1  # 一\n`") == "`python\nx = 1\n`"
+    assert _uncommented("`python\nx = 2  # one\n`") != _uncommented("`python\nx = 1  # one\n`")
+
+
 def test_chinese_is_chinese_and_keeps_identifiers():
-    """Most Chinese messages contain Chinese; every code span of the English survives into the Chinese."""
+    """Most Chinese messages contain Chinese; every code span of the English survives into the Chinese
+    (a code block's comments aside: they are translated, as in the twins)."""
     han = sum(bool(HAN.search(zh)) for _, zh in CATALOGUE.values())
     assert han > 0.8 * len(CATALOGUE)
-    lost = {k: s for k, (en, zh) in CATALOGUE.items() for s in re.findall(r"`[^`]+`", en) if s not in zh}
+    code = lambda text: [_uncommented(s) for s in re.findall(r"`[^`]+`", text)]  # noqa: E731
+    lost = {k: s for k, (en, zh) in CATALOGUE.items() for s in code(en) if s not in code(zh)}
     assert not lost, f"code spans not kept in the Chinese: {lost}"
 
 
@@ -146,16 +158,11 @@ def test_widget_label_and_plot_title_follow_the_language():
     assert fig.axes[0].get_title() == "accuracy of the batch's samples" and fig.axes[0].get_xlabel() == "step"
 
 
-def test_chinese_plots_use_a_cjk_font_or_warn_once(monkeypatch):
-    """In Chinese, a Chinese title with the course's symbols renders without a missing glyph (a CJK font
-    after the usual sans-serif one); with no CJK font installed, one warning says so, however often the
-    language is switched. English restores the fonts.
-
-    The warning is once per process, so the test starts from a process that has not warned yet (an earlier
-    test in the same worker may have switched to Chinese)."""
-    from matplotlib import font_manager, rcParams
+def test_chinese_plots_use_a_cjk_font_and_restore_english(monkeypatch):
+    """In Chinese, a Chinese title with the course's symbols renders without a missing glyph (a CJK font,
+    the machine's or the package's own, after the usual sans-serif one); English restores the fonts."""
+    from matplotlib import rcParams
     from matplotlib.figure import Figure
-    monkeypatch.setitem(i18n._state, "warned", False)
     before = {k: rcParams[k] for k in ("font.family", "font.sans-serif")}
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
@@ -165,12 +172,22 @@ def test_chinese_plots_use_a_cjk_font_or_warn_once(monkeypatch):
         fig = Figure()
         fig.subplots().set(title="梯度系数 GC（间隔 x⁺ − x⁻，β·σ）", xlabel=t("plot.step"))
         fig.canvas.draw()
-    names = {f.name for f in font_manager.fontManager.ttflist}
     messages = [str(w.message) for w in caught]
-    if any(n in names for n in i18n.CJK_FONTS):
-        assert [f for f in rcParams["font.family"] if f in i18n.CJK_FONTS]
-        assert not [m for m in messages if "missing from font" in m or "CJK" in m], messages
-    else:
-        assert sum("no CJK font" in m for m in messages) == 1
+    assert rcParams["font.family"][-1] == cjk_font.SHIPPED_FAMILY
+    assert not [m for m in messages if "missing from font" in m or "中文字体" in m], messages
     set_language("en")
     assert {k: rcParams[k] for k in before} == before
+
+
+def test_no_cjk_font_at_all_is_said_once_in_chinese(monkeypatch):
+    """With no CJK font on the machine and the package's file gone, one warning says, in Chinese, what to
+    install, however often the language is switched (once per process: the test resets that)."""
+    monkeypatch.setitem(i18n._state, "warned", False)
+    monkeypatch.setattr(i18n, "cjk_families", lambda: [])
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        for lang in ("zh", "en", "zh"):
+            set_language(lang)
+    said = [str(w.message) for w in caught if "中文字体" in str(w.message)]
+    set_language("en")
+    assert len(said) == 1 and "fonts-wqy-microhei" in said[0], said

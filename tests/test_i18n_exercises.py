@@ -130,7 +130,7 @@ def test_widget_curve_labels_follow_the_language():
     ex = policy_explorer()
     zh = _legends(ex) + _legends(nb_basics.length_explorer())
     assert {"GRPO / PPO 裁剪", "CISPO 权重", "token 均值（DAPO）", f"常数 L = {MAX_LEN}（Dr. GRPO）",
-            "eq 7（α = 0）", "token 均值（α = 1）"} <= set(zh)
+            "公式 7（α = 0）", "token 均值（α = 1）"} <= set(zh)
     assert not set(zh) & {"GRPO / PPO clip", "CISPO weight", "token-mean (DAPO)", "token mean (α = 1)"}
     assert "CISPO 权重" in ex.table.value and "CISPO weight" in ex.data["gc"]  # the data keep their keys
     slider = widgets_preference.preference_explorer().controls["logp_rejected"]

@@ -54,7 +54,7 @@ def problems(source, executed):
 
 
 sys.path.insert(0, str(REPO / "scripts"))
-from zh_sync import LANG_LINE  # noqa: E402  the twin's one declared difference (followed by a newline)
+from zh_sync import LANG_LINE, code_only  # noqa: E402  the twin's one declared difference (followed by a newline)
 
 LANG_LINE += "\n"
 
@@ -69,7 +69,8 @@ def not_executed(key, report_path=EXECUTED.parent / "build.json"):
 
 def twin_code_differs(zh, en):
     """Code cells where Chinese twin `zh` is not English notebook `en` (the declared set_language line aside)."""
-    return [i for i, (a, b) in enumerate(zip(code(zh), code(en))) if a.replace(LANG_LINE, "", 1) != b] + (
+    return [i for i, (a, b) in enumerate(zip(code(zh), code(en)))  # comments aside: a twin translates them
+            if code_only(a.replace(LANG_LINE, "", 1)) != code_only(b)] + (
         ["count"] if len(code(zh)) != len(code(en)) else [])
 
 

@@ -152,7 +152,7 @@ def test_the_verdict_and_loaded_from_in_both_languages(capsys):
     print(i18n.tr("verdict: {sentence}", sentence=sentence))  # as notebook 07 prints it
     print(full["loaded_from"])  # as notebook 12 prints it
     out = capsys.readouterr().out.splitlines()
-    assert out[0] == "Maj@16 提高了，Pass@16 提高了：与论文的 Figure 7 不同：RL 提高了 Maj@16，也提高了 Pass@16（幅度更小：+0.208 对 +0.070）"
+    assert out[0] == "Maj@16 提高了，Pass@16 提高了：与论文的图 7 不同：RL 提高了 Maj@16，也提高了 Pass@16（幅度更小：+0.208 对 +0.070）"
     assert out[1].endswith(out[0]) and HAN.search(out[1].replace(out[0], ""))
     assert out[2] == "随课程一起提供的完整运行（unified_rl/experiments/results）"
     i18n.set_language("en")

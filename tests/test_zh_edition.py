@@ -18,6 +18,7 @@ import io
 import re
 import subprocess
 import sys
+import tokenize
 from collections import Counter
 from pathlib import Path
 
@@ -44,12 +45,41 @@ def _src(cell):
     return "".join(s) if isinstance(s, list) else s
 
 
+def _code(source):
+    """A code cell as it runs: Python tokens without comments (nbgrader's `### BEGIN/END` markers kept,
+    nbgrader reads them); the source itself if it does not tokenize."""
+    try:
+        toks = tokenize.generate_tokens(io.StringIO(source).readline)
+        return [(t.type, t.string) for t in toks if t.type not in (tokenize.NL, tokenize.COMMENT)
+                or re.match(r"#+\s*(BEGIN|END) (SOLUTION|HIDDEN TESTS)", t.string)]
+    except (tokenize.TokenError, IndentationError, SyntaxError):
+        return source
+
+
 def _hash(text):
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
 
 
+TEXT_LABEL = re.compile(r"\\text\{[^{}]*\}")  # an equation's words: translated, so masked when comparing
+# words a twin's \text{} may keep in English: symbols of the mathematics and option names, not prose
+TEXT_LABEL_WORDS = {"kl", "logp", "mean", "std", "sg", "clip", "odds", "pass", "seq", "token", "dr"}
+
+
+def _masked(math):
+    """An equation with its \text{} labels removed and its spacing dropped (kept only between letters)."""
+    math = TEXT_LABEL.sub(" ", math)
+    return re.sub(r" +", " ", re.sub(r"(?<![A-Za-z])\s+|\s+(?![A-Za-z])", "", math))
+
+
 def _math(text):
-    return Counter(m.group(0) for m in MATH.finditer(FENCE.sub("", text)))
+    return Counter(_masked(m.group(0)) for m in MATH.finditer(FENCE.sub("", text)))
+
+
+def _english_labels(text):
+    """The \text{} labels of a twin's equations that still hold English words."""
+    labels = [label for m in MATH.finditer(FENCE.sub("", text)) for label in TEXT_LABEL.findall(m.group(0))]
+    words = lambda label: re.findall(r"\b[A-Za-z][a-z]+\b", label[len("\\text{"):])  # noqa: E731 (not names: GSPO, ReMax)
+    return [label for label in labels if any(w.lower() not in TEXT_LABEL_WORDS for w in words(label))]
 
 
 def _prose(text):
@@ -97,7 +127,7 @@ def problems(en, zh, name):
         where = f"cell {i} (id {e.get('id')})"
         if e.cell_type == "code":
             want = (LANG_LINE + "\n" if i == declared else "") + _src(e)
-            if _src(z) != want:
+            if _code(_src(z)) != _code(want):  # comments aside: a twin translates them
                 out.append(f"{where}: code differs from the English cell" + (" (the declared line included)" if i == declared else ""))
             if z.metadata != e.metadata:
                 out.append(f"{where}: code cell metadata differs")
@@ -127,11 +157,13 @@ def problems(en, zh, name):
         if _math(z_text) != _math(e_text):
             out.append(f"{where}: equations differ: missing {sorted((_math(e_text) - _math(z_text)).elements())}, "
                        f"added {sorted((_math(z_text) - _math(e_text)).elements())}")
+        if _english_labels(z_text):
+            out.append(f"{where}: English words in an equation: {_english_labels(z_text)}")
         if _numbers(z_text) != _numbers(e_text):
             out.append(f"{where}: numbers differ: missing {sorted((_numbers(e_text) - _numbers(z_text)).elements())}, "
                        f"added {sorted((_numbers(z_text) - _numbers(e_text)).elements())}")
         want_links = Counter(_twin_link(t) for t in LINK.findall(e_text))
-        if Counter(LINK.findall(z_text)) != want_links:
+        if Counter(t for t in LINK.findall(z_text) if t != "GLOSSARY.md") != want_links:  # the twins' own link
             out.append(f"{where}: links differ from the English cell's (as seen from course/zh/): "
                        f"want {sorted(want_links.elements())}, found {sorted(LINK.findall(z_text))}")
     return out
@@ -219,6 +251,27 @@ def test_a_changed_code_cell_fails():
         assert zh_sync.compare(en, zh, "01_tiny.ipynb")["code"], found
 
 
+def test_code_comments_may_be_chinese_and_update_keeps_them():
+    """A twin's code cell may translate its comments (the code compared without them); a code change
+    beside a translated comment still fails; --update keeps the translated comments where a line's code
+    is unchanged and takes the English code exactly (nbgrader's markers are code, never translated)."""
+    en, zh = english(), twin(english())
+    zh.cells[1].source = EN_CODE[0].replace("# On Colab: install this course's package.", "# 在 Colab 上：安装本课程的软件包。")
+    assert problems(en, zh, "01_tiny.ipynb") == [] and not zh_sync.compare(en, zh, "01_tiny.ipynb")["code"]
+    changed = copy.deepcopy(zh)
+    changed.cells[1].source = changed.cells[1].source.replace("pass", "x = 2")
+    _reported(en, changed, "code differs")
+    assert zh_sync.compare(en, changed, "01_tiny.ipynb")["code"] == ["1"]
+    marker = copy.deepcopy(zh)
+    marker.cells[4].source = "### BEGIN SOLUTION\nprint(x + 1)\n### END SOLUTION"
+    _reported(english(), marker, "code differs")  # a marker is code: adding one is a change
+    en.cells[1].source = EN_CODE[0].replace("    pass", "    print('colab')  # say so")
+    updated = zh_sync.update(en, zh, "01_tiny.ipynb")
+    assert updated.cells[1].source.startswith("# 在 Colab 上：安装本课程的软件包。")
+    assert "print('colab')  # say so" in updated.cells[1].source
+    assert _code(updated.cells[1].source) == _code(en.cells[1].source) and problems(en, updated, "01_tiny.ipynb") == []
+
+
 def test_a_translation_that_drops_an_equation_a_number_a_link_or_its_chinese_fails():
     for i, old, new, fragment in [(3, "$$\nA_i = \\frac{r_i - \\mu}{\\sigma}\n$$", "", "equations differ"),
                                   (0, "$GC$", "GC", "equations differ"),
@@ -233,6 +286,22 @@ def test_a_translation_that_drops_an_equation_a_number_a_link_or_its_chinese_fai
     en, zh = english(), twin(english())
     zh.cells[3].source = EN_TEXT[1]  # the English text, marked as translated
     _reported(en, zh, "no Chinese")
+
+
+def test_an_equations_labels_are_translated_and_nothing_else_changes():
+    """A \\text{} label is masked when equations are compared: translated (even regrouped around a
+    symbol) it passes; an English label left in a twin fails, and so does any change outside the labels."""
+    en_math = "$$GC = \\begin{cases} 1 & \\text{the answer of } o \\text{ is correct} \\end{cases}$$"
+    zh_math = "$$GC = \\begin{cases} 1 & o \\text{ 的答案正确} \\end{cases}$$"
+    assert _math(en_math) == _math(zh_math) and not _english_labels(zh_math)
+    assert _english_labels(en_math) == ["\\text{the answer of }", "\\text{ is correct}"]
+    assert not _english_labels("$\\text{KL}(\\pi) + \\text{std}$") and _math(zh_math) != _math(zh_math.replace("1", "2"))
+    assert _math(zh_math) != _math(zh_math.replace("o \\text", "q \\text"))
+    for cell_text, fragment in [(ZH_TEXT[1].replace("A_i =", "A_i = \\text{advantage}"), "English words in an equation"),
+                                (ZH_TEXT[1].replace("A_i =", "A_i \\text{优势} = -"), "equations differ")]:
+        en, zh = english(), twin(english())
+        zh.cells[3].source = cell_text
+        _reported(en, zh, fragment)
 
 
 def test_what_is_not_a_difference():
@@ -353,7 +422,7 @@ def test_no_twin_without_an_english_notebook():
 
 def assert_twin_copy_is_the_english(en_copy, zh_copy, where):
     """A student copy of a twin holds no solution or hidden test, and its code cells (and their nbgrader
-    metadata) are the English student copy's, the declared line aside."""
+    metadata) are the English student copy's, the declared line and the comments aside."""
     for copy_nb in (en_copy, zh_copy):
         text = "\n".join(c.source for c in copy_nb.cells)
         assert "BEGIN SOLUTION" not in text and "BEGIN HIDDEN TESTS" not in text, where
@@ -361,8 +430,10 @@ def assert_twin_copy_is_the_english(en_copy, zh_copy, where):
     assert len(en_copy.cells) == len(zh_copy.cells), where
     for i, (e, z) in enumerate(zip(en_copy.cells, zh_copy.cells)):
         if e.cell_type == "code":
-            assert z.source == (LANG_LINE + "\n" if i == declared else "") + e.source, f"{where}, cell {i}"
-            assert z.metadata.get("nbgrader") == e.metadata.get("nbgrader"), f"{where}, cell {i}"
+            assert _code(z.source) == _code((LANG_LINE + "\n" if i == declared else "") + e.source), f"{where}, cell {i}"
+            # nbgrader's checksum hashes the source, comments included: a twin's translated comments change it
+            strip = lambda meta: {k: v for k, v in (meta or {}).items() if k != "checksum"}  # noqa: E731
+            assert strip(z.metadata.get("nbgrader")) == strip(e.metadata.get("nbgrader")), f"{where}, cell {i}"
 
 
 # nbgrader's release of every twin is checked the same way by tests/test_nbgrader.py's
@@ -437,7 +508,7 @@ SEED_TERMS = ["统一范式", "数据来源", "奖励函数", "梯度系数", "�
 
 def test_the_glossary_has_every_seed_term_once_with_its_english_and_a_note():
     rows = [[cell.strip() for cell in line.strip().strip("|").split("|")]
-            for line in (ZH / "GLOSSARY.md").read_text(encoding="utf-8").splitlines()
+            for line in (ZH / "GLOSSARY.md").read_text(encoding="utf-8").split("\n## ")[0].splitlines()  # the terms' table
             if line.startswith("|") and not line.startswith("|---")][1:]  # the header row aside
     assert all(len(r) == 3 and all(r) for r in rows), [r for r in rows if len(r) != 3 or not all(r)]
     terms = [r[0] for r in rows]

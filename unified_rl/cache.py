@@ -18,6 +18,7 @@ from dataclasses import asdict
 
 from . import __version__, distributed, runs
 from .lab import make_lab, seed_everything
+from .text import Text
 from .loop import fit
 from .methods import SFT
 from .wiring import configure
@@ -100,10 +101,10 @@ def sft_checkpoint(preset, seed=0, progress=True):
 
 def _build(path, preset, seed, progress):
     if os.path.exists(os.path.join(path, runs.STATE)) or os.path.exists(os.path.join(path, "checkpoint")):
-        print(f"rebuilding the incomplete SFT cache entry {path}", file=sys.stderr)
+        print(Text("rebuilding the incomplete SFT cache entry {path}", path=path), file=sys.stderr)
     sft_preset, hp = configure(SFT, preset, {})
-    print(f"building the SFT model cache for preset {preset.name} seed {seed} (first run only): "
-          f"{sft_preset.sft.steps} steps into {path}", file=sys.stderr, flush=True)
+    print(Text("building the SFT model cache for preset {preset} seed {seed} (first run only): {steps} steps into {path}",
+               preset=preset.name, seed=seed, steps=sft_preset.sft.steps, path=path), file=sys.stderr, flush=True)
     seed_everything(seed)
     lab = make_lab(sft_preset, seed)
     run = fit(SFT, lab, hp, sft_preset.sft.steps, _summary(preset, seed, lab), progress=progress,
@@ -131,7 +132,7 @@ def adopt(run, preset, seed):
         return False  # an unwritable cache: the run is saved where asked, the cache is built later
     copy = dataclasses.replace(run, out=path, summary=_summary(preset, seed, run.lab))
     if runs.save_run(copy, replace=False):
-        print(f"this run is now the SFT model cache for preset {preset.name} seed {seed}: later runs start "
-              f"from it ({path})", file=sys.stderr)
+        print(Text("this run is now the SFT model cache for preset {preset} seed {seed}: later runs start from it "
+                   "({path})", preset=preset.name, seed=seed, path=path), file=sys.stderr)
         return True
     return False

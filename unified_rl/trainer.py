@@ -22,6 +22,7 @@ from .loop import Run, fit  # noqa: F401
 from .methods import get_method
 from .presets import get_preset
 from .runs import save_run  # noqa: F401
+from .text import Text
 from .wiring import configure
 from .worlds import pretrained_preset, run_record, world_of
 
@@ -173,7 +174,8 @@ def train(method="grpo", preset="auto", steps=None, seed=0, init=None, out=None,
     distributed.init()  # under torchrun: join the ranks (distributed.py); a no-op otherwise
     if cap is not None and cap < steps:
         if distributed.is_main():
-            print(f"UNIFIED_RL_MAX_STEPS={cap} caps this {m.name} run at {cap} of {steps} steps", file=sys.stderr)
+            print(Text("UNIFIED_RL_MAX_STEPS={cap} caps this {method} run at {cap} of {steps} steps", cap=cap,
+                       method=m.name, steps=steps), file=sys.stderr)
         steps = cap
     plan = Plan(m, run_preset, hp, steps, seed, init=init, out=out, lab=lab, progress=progress,
                 eval_every=eval_every, save_every=save_every,

@@ -11,7 +11,7 @@ up each time it is shown, so switching the language changes what an exercise say
 The core's prose (a derivation's notes, claims and case names) is `unified_rl.text.Text`: English
 as a value, shown in Chinese through the translator `set_language("zh")` installs (its Chinese is in
 `sentences/derivations.py`). Equations, numbers and identifiers are never translated; a message's
-{fields} are the same in both languages (tests/test_i18n.py). In Chinese, plots use a CJK font (`_use_cjk_font`).
+{fields} are the same in both languages (tests/test_i18n.py). In Chinese, plots use a CJK font (`_use_cjk_font`: the machine's, else the one the package ships).
 """
 
 import os
@@ -19,13 +19,11 @@ import string
 import warnings
 
 from .. import text as core_text
+from .cjk_font import SYSTEM_FONTS as CJK_FONTS, cjk_families  # noqa: F401 (CJK_FONTS: old name)
 from .messages import CATALOGUE
 from .sentences import SENTENCES
 
 LANGUAGES = ("en", "zh")
-# CJK fonts matplotlib may find, most complete first (Debian: fonts-noto-cjk, fonts-wqy-microhei, fonts-wqy-zenhei)
-CJK_FONTS = ("Noto Sans CJK SC", "Noto Sans CJK JP", "Noto Sans SC", "Source Han Sans SC", "WenQuanYi Micro Hei",
-             "WenQuanYi Zen Hei", "SimHei", "Microsoft YaHei", "PingFang SC", "Heiti SC", "AR PL UMing CN")
 _state = {"lang": "en", "rc": None, "warned": False}
 
 
@@ -132,12 +130,12 @@ def text(x):
 
 
 def _use_cjk_font(on):
-    """Add a CJK font to matplotlib's font families as a fallback (on), or restore them (off).
+    """Add CJK fonts to matplotlib's font families as a fallback (on), or restore them (off).
 
-    Without one, Chinese titles would render as boxes: then say so once, as a warning, and go on."""
+    The machine's CJK font if it has one, else the subset the package ships (`cjk_font`); if even that
+    file is gone, say once, in Chinese, what to install, and go on (Chinese labels would show as boxes)."""
     try:
         import matplotlib
-        from matplotlib import font_manager
     except ImportError:  # plots need matplotlib (the course extra); text works without it
         return
     rc = matplotlib.rcParams
@@ -146,23 +144,12 @@ def _use_cjk_font(on):
             rc.update(_state["rc"])
             _state["rc"] = None
         return
-    names = {f.name for f in font_manager.fontManager.ttflist}
-    if not names.intersection(CJK_FONTS):  # installed after matplotlib's font cache was built: add them
-        for path in font_manager.findSystemFonts():
-            low = os.path.basename(path).lower()
-            if any(k in low for k in ("cjk", "wqy", "sourcehan", "simhei", "msyh", "pingfang", "uming")):
-                try:
-                    font_manager.fontManager.addfont(path)
-                except (OSError, RuntimeError, ValueError):  # an unreadable font file: skip it
-                    continue
-        names = {f.name for f in font_manager.fontManager.ttflist}
-    found = [n for n in CJK_FONTS if n in names]
+    found = cjk_families()
     if not found:
         if not _state["warned"]:
             _state["warned"] = True
-            warnings.warn("no CJK font found: Chinese text in plots will show as boxes "
-                          "(install one, e.g. `apt-get install fonts-noto-cjk` or `fonts-wqy-microhei`)",
-                          stacklevel=3)
+            warnings.warn("找不到中文字体：图中的中文会显示成方框（请安装一个，例如 "
+                          "`apt-get install fonts-noto-cjk` 或 `fonts-wqy-microhei`）", stacklevel=3)
         return
     if _state["rc"] is None:
         _state["rc"] = {k: rc[k] for k in ("font.family",)}

@@ -67,6 +67,11 @@ def paradigm_coefficients(batch, beta=0.04, group_size=4, gamma=1.0, lam=0.95, c
     return out
 
 
+def _shown(name):
+    """A panel's method name as shown: the shared RFT panel's in the current language (the key stays English)."""
+    return t("w.pw.rft_panel") if name == "RFT / online RFT" else name
+
+
 def paradigm_explorer(batch=None, beta=0.04, group_size=4, *, dpo_beta=None, grpo_beta=None, ppo_beta=None):
     """Eq 5 side by side: the six methods' coefficients on one batch in five panels (online RFT = RFT's)."""
     batch = dict(synthetic_batch() if batch is None else batch)
@@ -97,12 +102,12 @@ def paradigm_explorer(batch=None, beta=0.04, group_size=4, *, dpo_beta=None, grp
         fig = Figure(figsize=(11, 2.9))  # a fixed layout: constrained layout doubled the redraw time
         fig.subplots_adjust(left=0.05, right=0.9, bottom=0.18, top=0.78, wspace=0.12)
         for j, (ax, (name, c)) in enumerate(zip(fig.subplots(1, len(coefs), sharey=True), coefs.items())):
-            im = draw_coefficients(ax, c, mask, t("w.pw.panel", name=name, max_gc=float(c.abs().max())), vmax=vmax)
+            im = draw_coefficients(ax, c, mask, t("w.pw.panel", name=_shown(name), max_gc=float(c.abs().max())), vmax=vmax)
             ax.axhline(sample, color="k", lw=0.5)
             ax.set_ylabel(t("w.pw.sample_i") if j == 0 else "")
         fig.colorbar(im, cax=fig.add_axes([0.92, 0.18, 0.012, 0.6]), label=t("w.pw.one_scale"))
         n = mask.sum(-1)
-        rows = [[t("w.pw.sample"), t("w.pw.reward")] + [f"{k}: (1/|o|)ΣGC" for k in coefs]] + [
+        rows = [[t("w.pw.sample"), t("w.pw.reward")] + [f"{_shown(k)}: (1/|o|)ΣGC" for k in coefs]] + [
             [i, float(rewards[i])] + [float(c[i].sum() / n[i]) for c in coefs.values()] for i in range(B)]
         return data, fig, rows
 

@@ -50,13 +50,13 @@ class Derivation:
         return np.asarray(sp.lambdify(args, exprs, modules)(*nums), dtype=float)
 
     def latex(self, t=0):
-        """LaTeX of J, the derived GC of token t, the hand form and (if it differs) the printed one."""
+        """LaTeX of J, the derived GC of token t, the hand form and (if it differs) the printed one (labels as Text)."""
         ell = self.symbols.get("logp", self.symbols.get("logp_chosen"))[t]
         rows = [rf"J &= {sp.latex(self.objective)}",
                 rf"{self.scale}\,\frac{{\partial J}}{{\partial {sp.latex(ell)}}} &= {sp.latex(self.gc[t])}",
-                rf"\text{{by hand}} &= {sp.latex(self.hand[t])}"]
+                rf"\text{{{Text('by hand')}}} &= {sp.latex(self.hand[t])}"]
         if self.printed is not None:
-            rows.append(rf"\text{{printed}} &= {sp.latex(self.printed[t])}")
+            rows.append(rf"\text{{{Text('printed')}}} &= {sp.latex(self.printed[t])}")
         return r"\begin{aligned}" + r" \\ ".join(rows) + r"\end{aligned}"
 
     def _repr_latex_(self):

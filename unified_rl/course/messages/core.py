@@ -78,7 +78,7 @@ MESSAGES = {
                         "在{where}上：结果仍然带有梯度。系数是权重，不是求导的对象：请返回 detach 之后的结果（`.detach()`）"),
     "fn.other_path": (". Backpropagating eq 5's surrogate through your coefficient reaches the log-probs "
                       "by another path: return it detached (`.detach()`)",
-                      "。把 eq 5 的替代损失（surrogate）经你的系数反向传播，会沿另一条路径到达对数概率：请返回 detach 之后的结果（`.detach()`）"),
+                      "。把公式 5 的替代损失（surrogate）经你的系数反向传播，会沿另一条路径到达对数概率：请返回 detach 之后的结果（`.detach()`）"),
     "fn.values_right_but": ("on {where}: the values are right but {why}", "在{where}上：数值正确，但{why}"),
     # symbolic.py: expressions
     "sym.one_expression": ("expected one sympy expression, got {got}", "应为一个 sympy 表达式，得到的是 {got}"),

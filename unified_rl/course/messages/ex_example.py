@@ -39,7 +39,7 @@ MESSAGES = {
         'Q5：RFT 与在线 RFT'),
     'example.q5.why.coefficient': (
         'both use GC = I(o) (eq 10 and eq 11 are the same function)',
-        '两者都用 GC = I(o)（eq 10 和 eq 11 是同一个函数）'),
+        '两者都用 GC = I(o)（公式 10 和公式 11 是同一个函数）'),
     'example.q5.why.reward': (
         'both use the same rule that checks the answer',
         '两者都用同一条检查答案的规则'),

@@ -27,7 +27,7 @@ MESSAGES = {
         '```python\nd_loss_d_logp = -1 / (2 * 4)   # -GC / (B |o_0|) = -0.125\n```'),
     'nb00.q3.title': (
         'Q3: write the eq-5 surrogate',
-        'Q3：写出 eq 5 的替代损失'),
+        'Q3：写出公式 5 的替代损失'),
     'nb00.q3.hint1': (
         'Per response: sum `coef * logp` over its tokens (times `mask`) and divide by its length `mask.sum(-1)`; then average over the batch and negate (it is a loss to minimise).',
         '对每个回答：把 `coef * logp` 在它的 token 上求和（乘以 `mask`），再除以它的长度 `mask.sum(-1)`；然后在批次上取平均并取负（这是要最小化的损失）。'),

@@ -9,13 +9,13 @@ MESSAGES = {
         '对回答 1 的某个对数概率求 token 平均的导数：每个 token 的权重都相同，`1 / (n1 + n2)`。'),
     'nb01.q1.hint2': (
         'Eq 5 on a batch of `B = 2` gives that token the weight `GC / (2 * n1)`. Set the two equal and solve for `GC` (`sympy.solve`).',
-        '在 `B = 2` 的批次上，eq 5 给这个 token 的权重是 `GC / (2 * n1)`。令两者相等并解出 `GC`（`sympy.solve`）。'),
+        '在 `B = 2` 的批次上，公式 5 给这个 token 的权重是 `GC / (2 * n1)`。令两者相等并解出 `GC`（`sympy.solve`）。'),
     'nb01.q1.solution': (
         '```python\ntoken_mean_gc = 2 * n1 / (n1 + n2)\n```',
         '```python\ntoken_mean_gc = 2 * n1 / (n1 + n2)\n```'),
     'nb01.q2.title': (
         'Q2: write the SFT objective (eq 6)',
-        'Q2：写出监督微调（SFT）的目标函数（eq 6）'),
+        'Q2：写出监督微调（SFT）的目标函数（公式 6）'),
     'nb01.q2.hint1': (
         "For each response: the sum of its tokens' log-probs (`(logp * mask).sum(-1)`) divided by its length `|o|` (`mask.sum(-1)`).",
         '对每个回答：它的 token 对数概率之和（`(logp * mask).sum(-1)`）除以它的长度 `|o|`（`mask.sum(-1)`）。'),
@@ -27,7 +27,7 @@ MESSAGES = {
         'Q3：预测每个 token 的权重之比（短回答比长回答）'),
     'nb01.q3.hint1': (
         'Under eq 6 every response has the same total weight, spread over its `|o|` tokens.',
-        '在 eq 6 下，每个回答的总权重相同，平摊到它的 `|o|` 个 token 上。'),
+        '在公式 6 下，每个回答的总权重相同，平摊到它的 `|o|` 个 token 上。'),
     'nb01.q3.hint2': (
         "`|o|` counts the response's characters plus the closing `<eos>` token.",
         '`|o|` 数的是回答的字符数，再加上结尾的 `<eos>` token。'),

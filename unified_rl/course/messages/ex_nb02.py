@@ -9,13 +9,13 @@ MESSAGES = {
         '写出 `J = (I_1 * (ell_1 + ell_2) / 2 + I_2 * (ell_3 + ell_4) / 2) / (I_1 + I_2)`，并对 `ell_1` 求导（`sympy.diff`）。'),
     'nb02.q1.hint2': (
         'Eq 5 on a batch of `B = 2` gives a token of sample 1 the weight `GC / (B * |o_1|)` with `|o_1| = 2`: so `GC = 4 * dJ/d ell_1`.',
-        '在 `B = 2` 的批次上，eq 5 给样本 1 的一个 token 的权重是 `GC / (B * |o_1|)`，其中 `|o_1| = 2`：所以 `GC = 4 * dJ/d ell_1`。'),
+        '在 `B = 2` 的批次上，公式 5 给样本 1 的一个 token 的权重是 `GC / (B * |o_1|)`，其中 `|o_1| = 2`：所以 `GC = 4 * dJ/d ell_1`。'),
     'nb02.q1.solution': (
         '```python\nJ = (I_1 * (ell_1 + ell_2) / 2 + I_2 * (ell_3 + ell_4) / 2) / (I_1 + I_2)\nkept_mean_gc = 2 * 2 * sympy.diff(J, ell_1)   # = 2 I_1 / (I_1 + I_2)\n```',
         '```python\nJ = (I_1 * (ell_1 + ell_2) / 2 + I_2 * (ell_3 + ell_4) / 2) / (I_1 + I_2)\nkept_mean_gc = 2 * 2 * sympy.diff(J, ell_1)   # = 2 I_1 / (I_1 + I_2)\n```'),
     'nb02.q2.title': (
         'Q2: write the RFT coefficient (eq 10)',
-        'Q2：写出拒绝采样微调（RFT）的系数（eq 10）'),
+        'Q2：写出拒绝采样微调（RFT）的系数（公式 10）'),
     'nb02.q2.hint1': (
         'GC is `I(o)` on every response token of a sample: broadcast `correct` `(B,)` over the tokens `(B, T)` with `correct[:, None]`.',
         'GC 在样本的每个回答 token 上都是 `I(o)`：用 `correct[:, None]` 把 `correct` `(B,)` 广播到 token 上 `(B, T)`。'),
@@ -27,7 +27,7 @@ MESSAGES = {
         'Q3：错误样本上 GC 的符号'),
     'nb02.q3.hint': (
         'Eq 10: `I(o)` for an incorrect answer.',
-        'Eq 10：错误答案的 `I(o)`。'),
+        '公式 10：错误答案的 `I(o)`。'),
     'nb02.q4.title': (
         'Q4: predict the survival rate over RFT training',
         'Q4：预测 RFT 训练过程中样本的存活率'),

@@ -3,7 +3,7 @@
 MESSAGES = {
     'nb03.q1.title': (
         'Q1: what eq 11 estimates, for any sampler',
-        'Q1：对任意采样器，eq 11 估计的是什么'),
+        'Q1：对任意采样器，公式 11 估计的是什么'),
     'nb03.q1.hint1': (
         "Two outcomes under the sampler: right with probability `rho` (`I(o) = 1`), wrong with `1 - rho` (`I(o) = 0`). The log-prob that is differentiated is the policy's: `log p` for the right answer.",
         '在采样器下有两种结果：以概率 `rho` 答对（`I(o) = 1`），以 `1 - rho` 答错（`I(o) = 0`）。被求导的对数概率属于策略：答对时是 `log p`。'),

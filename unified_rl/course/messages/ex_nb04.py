@@ -6,13 +6,13 @@ MESSAGES = {
         'Q1：被拒绝回答中一个 token 的系数'),
     'nb04.q1.hint1': (
         'Write `J = sympy.log(1 / (1 + sympy.exp(-(beta*x_plus - beta*(l1 + l2)/2))))`, differentiate with respect to `l1`, and multiply by `|o-| = 2` (eq 5 divides by `|o|`, so `GC = |o| dJ/dl`).',
-        '写出 `J = sympy.log(1 / (1 + sympy.exp(-(beta*x_plus - beta*(l1 + l2)/2))))`，对 `l1` 求导，再乘以 `|o-| = 2`（eq 5 除以 `|o|`，所以 `GC = |o| dJ/dl`）。'),
+        '写出 `J = sympy.log(1 / (1 + sympy.exp(-(beta*x_plus - beta*(l1 + l2)/2))))`，对 `l1` 求导，再乘以 `|o-| = 2`（公式 5 除以 `|o|`，所以 `GC = |o| dJ/dl`）。'),
     'nb04.q1.hint2': (
         '`d/dz log sigmoid(z) = sigmoid(-z)`; the inner derivative of `-beta*(l1 + l2)/2` is `-beta/2`.',
         '`d/dz log sigmoid(z) = sigmoid(-z)`；`-beta*(l1 + l2)/2` 的内层导数是 `-beta/2`。'),
     'nb04.q1.solution': (
         '```python\nJ = sympy.log(1 / (1 + sympy.exp(-(beta * x_plus - beta * (l1 + l2) / 2))))\ngc_rejected_token = 2 * sympy.diff(J, l1)\n# = -beta * sigmoid(beta*x_minus - beta*x_plus), x_minus = (l1 + l2)/2: eq 14 with its beta\n```',
-        '```python\nJ = sympy.log(1 / (1 + sympy.exp(-(beta * x_plus - beta * (l1 + l2) / 2))))\ngc_rejected_token = 2 * sympy.diff(J, l1)\n# = -beta * sigmoid(beta*x_minus - beta*x_plus), x_minus = (l1 + l2)/2: eq 14 with its beta\n```'),
+        '```python\nJ = sympy.log(1 / (1 + sympy.exp(-(beta * x_plus - beta * (l1 + l2) / 2))))\ngc_rejected_token = 2 * sympy.diff(J, l1)\n# = -beta * sigmoid(beta*x_minus - beta*x_plus), x_minus = (l1 + l2)/2：即带上 beta 的公式 14\n```'),
     'nb04.q2.title': (
         'Q2: implement the exact DPO coefficient',
         'Q2：实现精确的直接偏好优化（DPO）系数'),
@@ -21,7 +21,7 @@ MESSAGES = {
         '对被选中和被拒绝的回答分别算 `x = ((logp - logp_ref) * mask).sum(-1) / mask.sum(-1)`；`c = beta * torch.sigmoid(beta * x_rejected - beta * x_chosen)`，每对一个数。'),
     'nb04.q2.hint2': (
         "Return `(c[:, None] * mask_chosen, -c[:, None] * mask_rejected)`, detached: the checker feeds log-probs that require grad and backpropagates eq 5's surrogate through your coefficient.",
-        '返回 `(c[:, None] * mask_chosen, -c[:, None] * mask_rejected)`，并且要 detach：检查器会输入需要梯度的对数概率，并把 eq 5 的替代损失经你的系数反向传播。'),
+        '返回 `(c[:, None] * mask_chosen, -c[:, None] * mask_rejected)`，并且要 detach：检查器会输入需要梯度的对数概率，并把公式 5 的替代损失经你的系数反向传播。'),
     'nb04.q3.title': (
         'Q3: predict the coefficient of a pair with margin x+ - x- = 4 at beta = 0.5',
         'Q3：预测 beta = 0.5 时间隔 x+ - x- = 4 的一对回答的系数'),
@@ -33,7 +33,7 @@ MESSAGES = {
         '`sigmoid(-2) = 1 / (1 + e^2) ≈ 0.119`。'),
     'nb04.q4.title': (
         'Q4: what does eq 12 constrain?',
-        'Q4：eq 12 约束的是什么？'),
+        'Q4：公式 12 约束的是什么？'),
     'nb04.q4.hint': (
         'Write J as a function of x+ and x-: does it change if both fall by the same amount?',
         '把 J 写成 x+ 和 x- 的函数：如果两者下降同样多，J 会变吗？'),
@@ -60,7 +60,7 @@ MESSAGES = {
         '小的 beta 让 x+ 下降；大的 beta 会把它撑住'),
     'nb04.q2.case.equal_log_ratios_beta_0_1': (
         'equal log-ratios, beta = 0.1',
-        '对数比率相等，beta = 0.1'),
+        '对数比相等，beta = 0.1'),
     'nb04.q2.case.a_pair_already_ranked_right_margin_8': (
         'a pair already ranked right (margin 8)',
         '一对已经排对了的回答（间隔 8）'),

@@ -3,7 +3,7 @@
 MESSAGES = {
     'nb05.q1.title': (
         'Q1: the exact coefficient of eq 16',
-        'Q1：eq 16 的精确系数'),
+        'Q1：公式 16 的精确系数'),
     'nb05.q1.hint1': (
         'For a one-token response, `J = ratio * A` with `ratio = exp(ell - ell_old)`; `GC = |o| dJ/d ell = dJ/d ell`.',
         '对只有一个 token 的回答，`J = ratio * A`，其中 `ratio = exp(ell - ell_old)`；`GC = |o| dJ/d ell = dJ/d ell`。'),
@@ -45,13 +45,13 @@ MESSAGES = {
         '对 `A < 0`，只要 `r > 1 - eps`，`min(rA, clip(r)A)` 就取 `rA`：它的导数是 `r A`。'),
     'nb05.q5.title': (
         'Q5: implement the exact clipped coefficient of eq 15',
-        'Q5：实现 eq 15 精确的裁剪系数'),
+        'Q5：实现公式 15 精确的裁剪系数'),
     'nb05.q5.hint1': (
         '`ratio = torch.exp(logp - logp_old)`; the coefficient is `ratio * adv`, except 0 where the token has moved more than `clip_eps` in the direction its advantage asks for.',
         '`ratio = torch.exp(logp - logp_old)`；系数是 `ratio * adv`，但在 token 已沿其优势要求的方向移动超过 `clip_eps` 的地方为 0。'),
     'nb05.q5.hint2': (
         "That is `(adv > 0) & (ratio > 1 + clip_eps)` or `(adv < 0) & (ratio < 1 - clip_eps)`. Multiply by the mask and return it detached: the checker backpropagates eq 5's surrogate through your coefficient.",
-        '即 `(adv > 0) & (ratio > 1 + clip_eps)` 或 `(adv < 0) & (ratio < 1 - clip_eps)`。乘以 mask 并返回 detach 之后的结果：检查器会把 eq 5 的替代损失经你的系数反向传播。'),
+        '即 `(adv > 0) & (ratio > 1 + clip_eps)` 或 `(adv < 0) & (ratio < 1 - clip_eps)`。乘以 mask 并返回 detach 之后的结果：检查器会把公式 5 的替代损失经你的系数反向传播。'),
     'nb05.q3.case.one_token_reward_1': (
         'one token, reward 1',
         '一个 token，奖励 1'),

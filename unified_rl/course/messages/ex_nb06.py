@@ -12,10 +12,10 @@ MESSAGES = {
         '`exp(ell_ref - ell)` 的 `d/d ell` 是 `-exp(ell_ref - ell)`；`-(ell_ref - ell)` 的是 `+1`。'),
     'nb06.q1.solution': (
         "```python\nkl_gc = sympy.diff(-beta * (sympy.exp(ell_ref - ell) - (ell_ref - ell) - 1), ell)\n# = beta * (exp(ell_ref - ell) - 1) = beta * (pi_ref / pi - 1): eq 21's second term\n```",
-        "```python\nkl_gc = sympy.diff(-beta * (sympy.exp(ell_ref - ell) - (ell_ref - ell) - 1), ell)\n# = beta * (exp(ell_ref - ell) - 1) = beta * (pi_ref / pi - 1): eq 21's second term\n```"),
+        "```python\nkl_gc = sympy.diff(-beta * (sympy.exp(ell_ref - ell) - (ell_ref - ell) - 1), ell)\n# = beta * (exp(ell_ref - ell) - 1) = beta * (pi_ref / pi - 1)：公式 21 的第二项\n```"),
     'nb06.q2.title': (
         'Q2: implement eq 21',
-        'Q2：实现 eq 21'),
+        'Q2：实现公式 21'),
     'nb06.q2.hint1': (
         'A-hat comes from `advantages.group_relative(rewards, group_size)`; give it a token axis with `[:, None]`.',
         'A-hat 来自 `advantages.group_relative(rewards, group_size)`；用 `[:, None]` 给它加上 token 维度。'),
@@ -33,7 +33,7 @@ MESSAGES = {
         '样本相互独立：P(全对) = p^G，P(全错) = (1 - p)^G；把两者相加。'),
     'nb06.q4.title': (
         'Q4: predict the value of eq 19 at pi_theta = pi_old = pi_ref',
-        'Q4：预测 pi_theta = pi_old = pi_ref 时 eq 19 的值'),
+        'Q4：预测 pi_theta = pi_old = pi_ref 时公式 19 的值'),
     'nb06.q4.hint1': (
         'At `pi_theta = pi_old` every ratio is 1, and at `pi_theta = pi_ref` the `k3` penalty is 0.',
         '在 `pi_theta = pi_old` 时每个比率都是 1，在 `pi_theta = pi_ref` 时 `k3` 惩罚为 0。'),

@@ -6,7 +6,7 @@ MESSAGES = {
         'Q1：哪些方法有负的系数？'),
     'nb09.q1.hint': (
         'Look at the GC column: which coefficients are an indicator or 1, and which can change sign?',
-        '看 GC 这一列：哪些系数是指示函数或 1，哪些会变号？'),
+        '看 GC 这一列：哪些系数是示性函数或 1，哪些会变号？'),
     'nb09.q1.why.SFT_and_RFT': (
         'their GC is 1 or I(o), never below 0: they can only push up (or ignore)',
         '它们的 GC 是 1 或 I(o)，从不小于 0：只能向上推（或忽略）'),

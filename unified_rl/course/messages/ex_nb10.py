@@ -9,7 +9,7 @@ MESSAGES = {
         '优势是每组内的 `r - mean(r)`：`rewards.view(-1, group_size)`，不除以标准差。'),
     'nb10.q1.hint2': (
         "Eq 5 divides each response by `|o_i| = mask.sum(-1)`; Dr. GRPO divides by the constant `max_len`, so the coefficient carries `|o_i| / max_len`. Add GRPO's KL term `beta * (exp(logp_ref - logp) - 1)`, multiply by the mask and detach.",
-        'Eq 5 把每个回答除以 `|o_i| = mask.sum(-1)`；Dr. GRPO 除以常数 `max_len`，所以系数带有 `|o_i| / max_len`。加上 GRPO 的 KL 项 `beta * (exp(logp_ref - logp) - 1)`，乘以 mask 并 detach。'),
+        '公式 5 把每个回答除以 `|o_i| = mask.sum(-1)`；Dr. GRPO 除以常数 `max_len`，所以系数带有 `|o_i| / max_len`。加上 GRPO 的 KL 项 `beta * (exp(logp_ref - logp) - 1)`，乘以 mask 并 detach。'),
     'nb10.q2.title': (
         "Q2: implement CISPO's coefficient",
         'Q2：实现 CISPO 的系数'),

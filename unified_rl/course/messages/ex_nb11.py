@@ -6,7 +6,7 @@ MESSAGES = {
         'Q1：IPO 中被拒绝回答的一个 token 的系数'),
     'nb11.q1.hint1': (
         'Write `J = -(x_plus - (l1 + l2)/2 - 1/(2*tau))**2` with sympy, differentiate with respect to `l1`, and multiply by |o-| = 2 (eq 5 divides by |o|, so GC = |o| dJ/dl).',
-        '用 sympy 写出 `J = -(x_plus - (l1 + l2)/2 - 1/(2*tau))**2`，对 `l1` 求导，再乘以 |o-| = 2（eq 5 除以 |o|，所以 GC = |o| dJ/dl）。'),
+        '用 sympy 写出 `J = -(x_plus - (l1 + l2)/2 - 1/(2*tau))**2`，对 `l1` 求导，再乘以 |o-| = 2（公式 5 除以 |o|，所以 GC = |o| dJ/dl）。'),
     'nb11.q1.hint2': (
         'The outer derivative is `-2 (h - 1/(2 tau))`, the inner one `-1/2`: the GC is linear in the margin h.',
         '外层导数是 `-2 (h - 1/(2 tau))`，内层是 `-1/2`：GC 关于间隔 h 是线性的。'),
@@ -18,7 +18,7 @@ MESSAGES = {
         'Q2：实现 SimPO 的系数'),
     'nb11.q2.hint1': (
         '`l = (logp * mask).sum(-1) / mask.sum(-1)` for chosen and rejected: the mean log-prob of eq 4, no reference model.',
-        '对被选中和被拒绝的回答分别算 `l = (logp * mask).sum(-1) / mask.sum(-1)`：eq 4 的平均对数概率，没有参考模型。'),
+        '对被选中和被拒绝的回答分别算 `l = (logp * mask).sum(-1) / mask.sum(-1)`：公式 4 的平均对数概率，没有参考模型。'),
     'nb11.q2.hint2': (
         '`c = beta * torch.sigmoid(gamma - beta * (l_chosen - l_rejected))`, one number per pair; return `(c on every chosen token, -c on every rejected token)`, detached.',
         '`c = beta * torch.sigmoid(gamma - beta * (l_chosen - l_rejected))`，每对一个数；返回 `(c on every chosen token, -c on every rejected token)`，并 detach。'),
@@ -63,7 +63,7 @@ MESSAGES = {
         '它没有参考模型，所以没有什么把被选中的回答拉回来'),
     'nb11.q5.option.odds_ratio': (
         'the odds ratio pushes the rejected answer down more gently than a log-ratio',
-        '几率比把被拒绝的回答往下推得比对数比率更温和'),
+        '几率比把被拒绝的回答往下推得比对数比更温和'),
     'nb11.q5.option.small_lambda': (
         'lambda = 0.1 makes every push small',
         'lambda = 0.1 让每次推动都很小'),

@@ -66,7 +66,7 @@ MESSAGES = {
          'SFT：有限的人类书写数据集中的批次（奖励 = 人类筛选）。'),
     'doc.coefficients.sft':
         ('Eq 7: GC = 1 on every token of the human-written response.',
-         'Eq 7：在人类书写回答的每个 token 上 GC = 1。'),
+         '公式 7：在人类书写回答的每个 token 上 GC = 1。'),
     'doc.FrozenPolicySamples':
         ('Offline: samples of the frozen SFT model pi_sft (the reference copy), never of pi_theta.',
          '离线：冻结的 SFT 模型 pi_sft（参考副本）的样本，从不来自 pi_theta。'),
@@ -75,7 +75,7 @@ MESSAGES = {
          '基于规则的结果奖励，是一个 `reward(rollout)` 可调用对象。'),
     'doc.coefficients.rft':
         ('Eq 10: GC = I(o), 1 when the sampled answer is correct, else 0 (the sample is dropped).',
-         'Eq 10：GC = I(o)，采样的答案正确时为 1，否则为 0（该样本被丢弃）。'),
+         '公式 10：GC = I(o)，采样的答案正确时为 1，否则为 0（该样本被丢弃）。'),
     'doc.PolicySamples':
         ('Online: group_size samples per question from the current policy pi_theta.',
          '在线：每个问题从当前策略 pi_theta 采 group_size 个样本。'),
@@ -84,26 +84,26 @@ MESSAGES = {
          'DPO：对一个问题，pi_sft 的一个正确样本被选中（o+），一个错误样本被拒绝（o-）。'),
     'doc.coefficients.dpo':
         ('Eq 14, exact: +c on chosen tokens, -c on rejected ones, c = beta * sigmoid(beta x- - beta x+).',
-         'Eq 14，精确形式：被选中回答的 token 上为 +c，被拒绝回答的 token 上为 -c，c = beta * sigmoid(beta x- - beta x+)。'),
+         '公式 14，精确形式：被选中回答的 token 上为 +c，被拒绝回答的 token 上为 -c，c = beta * sigmoid(beta x- - beta x+)。'),
     'doc.coefficients.ppo':
         ('Eq 18: GC = A_t (from GAE), taken on-policy (pi_old = pi_theta) as the paper does.',
-         'Eq 18：GC = A_t（来自 GAE），与论文一样在同策略（pi_old = pi_theta）下取值。'),
+         '公式 18：GC = A_t（来自 GAE），与论文一样在同策略（pi_old = pi_theta）下取值。'),
     'doc.ppo_advantage':
         ('GAE on the per-token reward of DeepSeekMath eq 2: r_t = R [t = last] - beta KL_t.',
-         '在 DeepSeekMath eq 2 的逐 token 奖励上做 GAE：r_t = R [t = last] - beta KL_t。'),
+         '在 DeepSeekMath 公式 2 的逐 token 奖励上做 GAE：r_t = R [t = last] - beta KL_t。'),
     'doc.Critic':
         ("PPO's value model V_psi (a copy of the policy's trunk with a scalar head) and its loss.",
          'PPO 的价值模型 V_psi（策略主干的副本加一个标量输出头）及其损失。'),
     'doc.coefficients.grpo':
         ('Eq 21: GC = A-hat_{{i,t}} + beta * (pi_ref / pi_theta - 1).',
-         'Eq 21：GC = A-hat_{{i,t}} + beta * (pi_ref / pi_theta - 1)。'),
+         '公式 21：GC = A-hat_{{i,t}} + beta * (pi_ref / pi_theta - 1)。'),
     'doc.process_advantage':
         ('§4.1.3: per-step rewards normalised over the group, summed from each token onward.',
          '§4.1.3：逐步奖励在组内归一化，再从每个 token 往后求和。'),
     # -- the methods TRL and verl ship, GRPO's options
     'doc.coefficients.grpo_options':
         ("Eq 21 with the options of TRL's GRPOConfig and verl, each off by default (then exactly `grpo`).",
-         'Eq 21，外加 TRL 的 GRPOConfig 和 verl 提供的选项，默认全部关闭（此时与 `grpo` 完全相同）。'),
+         '公式 21，外加 TRL 的 GRPOConfig 和 verl 提供的选项，默认全部关闭（此时与 `grpo` 完全相同）。'),
     'method.summary.sapo':
         ('a smooth sigmoid gate of the ratio instead of the hard clip; no KL',
          '用重要性比率的平滑 sigmoid 门代替硬裁剪；不用 KL'),

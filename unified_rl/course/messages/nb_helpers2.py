@@ -52,7 +52,7 @@ MESSAGES.update({
     "nb.peers.head": ("| {peer} config | here | what it changes in the GC |", "| {peer} 配置 | 这里的对应 | 它改变 GC 的什么 |"),
     "nb.peers.two_rewards": ("(two reward functions)", "（两个奖励函数）"),
     "nb.peers.gc.grpo": ("each response averaged over its tokens (eq 19's 1/|o|); TRL's defaults: A's eps 1e-4, "
-                         "the KL as r k3", "每个回答在自己的 token 上取平均（eq 19 的 1/|o|）；TRL 的默认："
+                         "the KL as r k3", "每个回答在自己的 token 上取平均（公式 19 的 1/|o|）；TRL 的默认："
                          "A 的 eps 为 1e-4，KL 取 r k3"),
     "nb.peers.gc.dr_grpo": ("row factor |o_i| / L, L = max_completion_length: every token pushed alike, whatever "
                             "the length", "行因子 |o_i| / L，L = max_completion_length：无论长度，每个 token 被推动得一样"),
@@ -80,7 +80,7 @@ MESSAGES.update({
     "nb.peers.gc.beta": ("+ beta r x, x = log(pi_ref/pi): the r k3 penalty follows KL(pi || pi_ref)",
                          "+ beta r x，x = log(pi_ref/pi)：r k3 惩罚跟随 KL(pi || pi_ref)"),
     "nb.peers.gc.plain_k3": ("+ beta (pi_ref/pi - 1): eq 21's k3 term, which follows KL(pi_ref || pi)",
-                             "+ beta (pi_ref/pi - 1)：eq 21 的 k3 项，跟随 KL(pi_ref || pi)"),
+                             "+ beta (pi_ref/pi - 1)：公式 21 的 k3 项，跟随 KL(pi_ref || pi)"),
     "nb.peers.gc.truncated": ("0 on responses cut at the budget, which leave every normaliser",
                               "在预算处被截断的回答上为 0，并且它们不计入任何归一化"),
     "nb.peers.gc.entropy": ("0 on tokens below the batch's top-entropy quantile", "低于批次高熵分位数的 token 上为 0"),
@@ -141,5 +141,5 @@ MESSAGES.update({
     "nb.pref.map.sft": ("SFT's flat 1 on the chosen (TRL: one mean over the batch's chosen tokens); no $\\pi_{{ref}}$, nothing on the rejected",
                         "在被选中回答上是 SFT 的常数 1（TRL：对批次中所有被选中 token 取一个平均）；不用 $\\pi_{{ref}}$，被拒绝回答上为 0"),
     "nb.pref.map.sigmoid_norm": ("the default here: DeepSeekMath's eq 12-14 on per-token means",
-                                 "这里的默认值：DeepSeekMath 的 eq 12-14，用逐 token 平均"),
+                                 "这里的默认值：DeepSeekMath 的公式 12–14，用逐 token 平均"),
 })

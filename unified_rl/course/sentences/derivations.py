@@ -17,35 +17,35 @@ SENTENCES = {
     "reverse": "反向",
     "forward": "正向",
     # paper: SFT, RFT, Online RFT, DPO
-    "Exact: the GC of eq 7 is 1 on every token.": "精确：eq 7 的梯度系数 GC 在每个 token 上都是 1。",
+    "Exact: the GC of eq 7 is 1 on every token.": "精确：公式 7 的梯度系数 GC 在每个 token 上都是 1。",
     "Exact: I(o) is a constant of theta, so GC = I(o) (eq 10).":
-        "精确：I(o) 是 theta 的常数，所以 GC = I(o)（eq 10）。",
+        "精确：I(o) 是 theta 的常数，所以 GC = I(o)（公式 10）。",
     "Only the data source differs from RFT: o ~ pi_theta. Eq 11, like every method here, differentiates the "
     "per-sample term with the samples held fixed; the gradient of the expectation over o ~ pi_theta itself "
     "would add a score-function term.":
-        "与 RFT 相比只有数据来源不同：o ~ pi_theta。Eq 11 与这里的每个方法一样，在样本固定的前提下对单个样本的项求导；"
+        "与 RFT 相比只有数据来源不同：o ~ pi_theta。公式 11 与这里的每个方法一样，在样本固定的前提下对单个样本的项求导；"
         "若对 o ~ pi_theta 上的期望本身求梯度，还会多出一个得分函数项。",
     "The exact GC is beta * sigmoid(beta x- - beta x+) on chosen tokens and its negative on rejected ones, "
     "x the length-normalised log-ratio of eq 12.":
         "精确的 GC 在被选中回答的 token 上是 beta * sigmoid(beta x- - beta x+)，在被拒绝回答的 token 上是它的相反数，"
-        "x 是 eq 12 中按长度归一化的对数比。",
+        "x 是公式 12 中按长度归一化的对数比。",
     "Eq 14 omits the leading beta (the inner derivative of beta * x) and writes the sigmoid's argument per "
     "token, pairing position t of both responses; eq 12's sigmoid only sees the sequence means, so the printed "
     "GC is not the derivative of eq 12.":
-        "Eq 14 漏掉了前面的 beta（beta * x 的内层导数），并且把 sigmoid 的自变量写成逐 token 的形式，"
-        "把两个回答的第 t 个位置配成一对；eq 12 的 sigmoid 只看到序列的平均值，所以论文印出的 GC 不是 eq 12 的导数。",
-    "Eq 12-14 condition on o_{{<=t}}; o_{{<t}} is meant.": "Eq 12-14 以 o_{{<=t}} 为条件；本意是 o_{{<t}}。",
+        "公式 14 漏掉了前面的 beta（beta * x 的内层导数），并且把 sigmoid 的自变量写成逐 token 的形式，"
+        "把两个回答的第 t 个位置配成一对；公式 12 的 sigmoid 只看到序列的平均值，所以论文印出的 GC 不是公式 12 的导数。",
+    "Eq 12-14 condition on o_{{<=t}}; o_{{<t}} is meant.": "公式 12–14 以 o_{{<=t}} 为条件；本意是 o_{{<t}}。",
     "exact / printed = beta on {side} tokens once eq 14's per-token arguments are the sequence means":
-        "把 eq 14 的逐 token 自变量换成序列平均值后，在{side}回答的 token 上 精确 / 印出 = beta",
+        "把公式 14 的逐 token 自变量换成序列平均值后，在{side}回答的 token 上 精确 / 印出 = beta",
     # paper: PPO, GRPO
     "The exact GC is r_t A_t, r_t = pi_theta / pi_old; eq 17/18's A_t is its value at pi_old = pi_theta (one "
     "update per exploration stage, as the paper assumes).":
-        "精确的 GC 是 r_t A_t，r_t = pi_theta / pi_old；eq 17/18 的 A_t 是它在 pi_old = pi_theta 时的值"
+        "精确的 GC 是 r_t A_t，r_t = pi_theta / pi_old；公式 17/18 的 A_t 是它在 pi_old = pi_theta 时的值"
         "（如论文所假设，每个探索阶段只更新一次）。",
     "A_t (GAE) is computed from rewards and the value model V_psi, a constant of theta.":
         "A_t（GAE）由奖励和价值模型 V_psi 算出，是 theta 的常数。",
-    "Eq 15-16 condition on o_{{<=t}}; o_{{<t}} is meant.": "Eq 15-16 以 o_{{<=t}} 为条件；本意是 o_{{<t}}。",
-    "at pi_old = pi_theta token {t}'s GC is A_t (eq 17, 18)": "在 pi_old = pi_theta 时，token {t} 的 GC 是 A_t（eq 17, 18）",
+    "Eq 15-16 condition on o_{{<=t}}; o_{{<t}} is meant.": "公式 15–16 以 o_{{<=t}} 为条件；本意是 o_{{<t}}。",
+    "at pi_old = pi_theta token {t}'s GC is A_t (eq 17, 18)": "在 pi_old = pi_theta 时，token {t} 的 GC 是 A_t（公式 17、18）",
     "The GC of min(r A, clip(r, 1-eps, 1+eps) A) is r A where the unclipped term is active and 0 where the clip "
     "is (A > 0 and r > 1+eps, or A < 0 and r < 1-eps). With A > 0 and r < 1-eps the min picks r A, so the GC "
     "stays r A there.":
@@ -56,16 +56,16 @@ SENTENCES = {
     "The k3 term pi_ref/pi - log(pi_ref/pi) - 1 with pi = exp(ell) has derivative 1 - pi_ref/pi, so -beta * k3 "
     "contributes beta * (pi_ref/pi - 1) for every pi_theta: eq 20/21 are exact for the KL term.":
         "k3 项 pi_ref/pi - log(pi_ref/pi) - 1（pi = exp(ell)）的导数是 1 - pi_ref/pi，所以 -beta * k3 对任意 pi_theta "
-        "都贡献 beta * (pi_ref/pi - 1)：eq 20/21 对 KL 项是精确的。",
+        "都贡献 beta * (pi_ref/pi - 1)：公式 20/21 对 KL 项是精确的。",
     "The ratio term gives r * A-hat, which is eq 21's A-hat at pi_old = pi_theta.":
-        "比率项给出 r * A-hat，在 pi_old = pi_theta 时就是 eq 21 的 A-hat。",
+        "比率项给出 r * A-hat，在 pi_old = pi_theta 时就是公式 21 的 A-hat。",
     "GC = G |o_i| dJ/d ell_{{i,t}}: the 1/G of eq 19 is the mean over the batch in eq 5.":
-        "GC = G |o_i| dJ/d ell_{{i,t}}：eq 19 的 1/G 就是 eq 5 中对批次取的平均。",
+        "GC = G |o_i| dJ/d ell_{{i,t}}：公式 19 的 1/G 就是公式 5 中对批次取的平均。",
     "Eq 20 writes {{o_t}}_{{t=1}}^G for {{o_i}}_{{i=1}}^G and drops q from pi(o_{{i,t}} | o_{{i,<t}}); eq 19 "
     "conditions on o_{{i,<=t}} where o_{{i,<t}} is meant.":
-        "Eq 20 把 {{o_i}}_{{i=1}}^G 写成了 {{o_t}}_{{t=1}}^G，并从 pi(o_{{i,t}} | o_{{i,<t}}) 中省去了 q；"
-        "eq 19 以 o_{{i,<=t}} 为条件，本意是 o_{{i,<t}}。",
-    "at pi_old = pi_theta token {i},{t}'s GC is eq 21": "在 pi_old = pi_theta 时，token {i},{t} 的 GC 就是 eq 21",
+        "公式 20 把 {{o_i}}_{{i=1}}^G 写成了 {{o_t}}_{{t=1}}^G，并从 pi(o_{{i,t}} | o_{{i,<t}}) 中省去了 q；"
+        "公式 19 以 o_{{i,<=t}} 为条件，本意是 o_{{i,<t}}。",
+    "at pi_old = pi_theta token {i},{t}'s GC is eq 21": "在 pi_old = pi_theta 时，token {i},{t} 的 GC 就是公式 21",
     # preference: IPO, SimPO, KTO, ORPO
     "The GC is c = 1/tau - 2 (x+ - x-) on chosen tokens and -c on rejected ones: J regresses the margin onto "
     "1/(2 tau).":
@@ -76,7 +76,7 @@ SENTENCES = {
         "越过目标后变号，把间隔拉回来。",
     "The paper's h sums log-ratios over tokens; here x is the per-token mean, as in DeepSeekMath's eq 12, so the "
     "target 1/(2 tau) is a margin per token.":
-        "论文的 h 对 token 的对数比求和；这里的 x 与 DeepSeekMath 的 eq 12 一样取逐 token 的平均，"
+        "论文的 h 对 token 的对数比求和；这里的 x 与 DeepSeekMath 的公式 12 一样取逐 token 的平均，"
         "所以目标 1/(2 tau) 是每个 token 的间隔。",
     "the GC is linear in the margin (no sigmoid, no saturation)": "GC 是间隔的线性函数（没有 sigmoid，不会饱和）",
     "at margin = 1/(2 tau) + delta the chosen GC is -2 delta: 0 on target, reversed past it":
@@ -86,16 +86,16 @@ SENTENCES = {
     "The GC is c = beta sigmoid(gamma - beta (l+ - l-)) on chosen tokens and -c on rejected ones, l the mean "
     "log-prob of eq 4: DPO's coefficient with no pi_ref and a margin shifted by gamma.":
         "GC 在被选中回答的 token 上是 c = beta sigmoid(gamma - beta (l+ - l-))，在被拒绝回答的 token 上是 -c，"
-        "l 是 eq 4 的平均对数概率：即没有 pi_ref、间隔平移了 gamma 的 DPO 系数。",
+        "l 是公式 4 的平均对数概率：即没有 pi_ref、间隔平移了 gamma 的 DPO 系数。",
     "The 1/|y| of eq 4 is exactly eq 5's 1/|o|: the GC is one number per response.":
-        "eq 4 的 1/|y| 正是 eq 5 的 1/|o|：每个回答的 GC 是同一个数。",
+        "公式 4 的 1/|y| 正是公式 5 的 1/|o|：每个回答的 GC 是同一个数。",
     "with gamma = 0 and pi_ref in the log-probs, SimPO's GC is DPO's exact GC":
         "当 gamma = 0 且对数概率中带上 pi_ref 时，SimPO 的 GC 就是 DPO 的精确 GC",
     "The GC is lambda_D beta sigmoid(z) sigmoid(-z) on a desirable response's tokens and -lambda_U beta "
     "sigmoid(z) sigmoid(-z) on an undesirable one's, z = beta (x - z0): the paper's gradient (eq 9) with the "
     "length-normalised log-ratio x.":
         "GC 在理想回答的 token 上是 lambda_D beta sigmoid(z) sigmoid(-z)，在不理想回答的 token 上是 "
-        "-lambda_U beta sigmoid(z) sigmoid(-z)，z = beta (x - z0)：即论文的梯度（eq 9），x 取按长度归一化的对数比。",
+        "-lambda_U beta sigmoid(z) sigmoid(-z)，z = beta (x - z0)：即论文的梯度（公式 9），x 取按长度归一化的对数比。",
     "z0 is a symbol here, a constant of theta: the paper estimates it on mismatched pairs and does not "
     "backpropagate through it.":
         "z0 在这里是一个符号，是 theta 的常数：论文在不匹配的配对上估计它，并且不对它反向传播。",
@@ -110,17 +110,17 @@ SENTENCES = {
         "P = exp(mean log-prob)，D = P-(1-P+) + P+(1-P-)：即 SFT 的系数加上几率比项，没有 pi_ref。",
     "Eq 8-10 print the odds-ratio gradient as delta(d) h(d), delta = 1/(1 + odds+/odds-) and h = grad log "
     "P+/(1-P+) - grad log P-/(1-P-); the hand form is that product rewritten to stay finite when P+ = 1.":
-        "Eq 8-10 把几率比的梯度印成 delta(d) h(d)，delta = 1/(1 + odds+/odds-)，h = grad log P+/(1-P+) - grad log "
+        "公式 8–10 把几率比的梯度印成 delta(d) h(d)，delta = 1/(1 + odds+/odds-)，h = grad log P+/(1-P+) - grad log "
         "P-/(1-P-)；手推形式是把这个乘积改写成在 P+ = 1 时仍然有限的形式。",
     "eq 8-10's delta(d) h(d), plus the SFT term, equals the hand form on chosen tokens":
-        "在被选中回答的 token 上，eq 8-10 的 delta(d) h(d) 加上 SFT 项等于手推形式",
+        "在被选中回答的 token 上，公式 8–10 的 delta(d) h(d) 加上 SFT 项等于手推形式",
     "... and on rejected tokens": "……在被拒绝回答的 token 上也是如此",
     "with lambda = 0 ORPO's GC is SFT's: 1 on chosen, 0 on rejected tokens":
         "当 lambda = 0 时 ORPO 的 GC 就是 SFT 的：被选中回答的 token 上为 1，被拒绝回答的 token 上为 0",
     # policy-gradient family
     "No std and no 1/|o_i|: as eq 5 divides by |o_i|, the GC carries |o_i| / L, so every token of every "
     "response gets the same push A_i / L, whatever its length.":
-        "没有 std，也没有 1/|o_i|：由于 eq 5 除以 |o_i|，GC 带有 |o_i| / L，所以每个回答的每个 token "
+        "没有 std，也没有 1/|o_i|：由于公式 5 除以 |o_i|，GC 带有 |o_i| / L，所以每个回答的每个 token "
         "不论回答多长都得到同样的推动 A_i / L。",
     "at pi_old = pi_theta token {k}'s GC is |o_i|/L (R_i - mean R + KL term)":
         "在 pi_old = pi_theta 时，token {k} 的 GC 是 |o_i|/L (R_i - mean R + KL 项)",
@@ -132,7 +132,7 @@ SENTENCES = {
         "eps_high > eps_low 给概率上升的 token 留出更多空间。",
     "s_i = exp(mean_t (ell - ell^old)) has d s_i / d ell_{{i,t}} = s_i / |o_i|: with the |o_i| of eq 5 the GC is "
     "s_i A_i on every token of o_i, or 0 on all of them where the sequence clip binds.":
-        "s_i = exp(mean_t (ell - ell^old)) 满足 d s_i / d ell_{{i,t}} = s_i / |o_i|：乘上 eq 5 的 |o_i| 后，"
+        "s_i = exp(mean_t (ell - ell^old)) 满足 d s_i / d ell_{{i,t}} = s_i / |o_i|：乘上公式 5 的 |o_i| 后，"
         "o_i 的每个 token 的 GC 都是 s_i A_i；在序列级裁剪起作用处则全部为 0。",
     "response token {t} has the GC of token {first}": "回答中 token {t} 的 GC 与 token {first} 相同",
     "The weight sg(clip(r)) is not differentiated: the GC is G |o_i| / sum_j |o_j| * clip(r) * A, never 0 where "
@@ -231,7 +231,7 @@ SENTENCES = {
     # every loss_type of TRL's DPOTrainer (derivations/dpo_losses.py)
     "norm = mean: s is the per-token mean log-ratio (eq 12's x), so the GC is dJ/ds, one number per response, "
     "whatever its length.":
-        "norm = mean：s 是逐 token 平均的对数比（eq 12 的 x），所以 GC 就是 dJ/ds，每个回答一个数，与回答长度无关。",
+        "norm = mean：s 是逐 token 平均的对数比（公式 12 的 x），所以 GC 就是 dJ/ds，每个回答一个数，与回答长度无关。",
     "norm = sum: s is the sequence log-ratio, so the GC is |o| dJ/ds: a longer response is pushed harder (here "
     "the chosen response has n tokens, the rejected one n + 1).":
         "norm = sum：s 是整个序列的对数比，所以 GC 是 |o| dJ/ds：越长的回答被推得越用力"
@@ -264,7 +264,7 @@ SENTENCES = {
     "sft is SFT on the chosen responses (eq 6-7's GC of 1) with no pi_ref; the rejected ones get GC 0. TRL "
     "averages over every chosen token of the batch: under norm = sum the GC is |o| / (the batch's mean chosen "
     "length), under mean it is 1.":
-        "sft 就是在被选中的回答上做 SFT（eq 6-7 的 GC 为 1），不用 pi_ref；被拒绝的回答 GC 为 0。"
+        "sft 就是在被选中的回答上做 SFT（公式 6–7 的 GC 为 1），不用 pi_ref；被拒绝的回答 GC 为 0。"
         "TRL 对批次中所有被选中回答的 token 取平均：在 norm = sum 下 GC 是 |o| /（批次中被选中回答的平均长度），"
         "在 mean 下是 1。",
     "with z0 = 0, J is TRL's apo_zero_unpaired loss (APO-zero, arXiv 2408.06266, unpaired)":

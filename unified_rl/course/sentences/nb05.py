@@ -21,7 +21,7 @@ SENTENCES = {
     "{prompt} -> {text!r}  score {score:.0f}": "{prompt} -> {text!r}  得分 {score:.0f}",
     "row {i} by hand vs methods.ppo_advantage: {d_row:.1e};  whole batch, step by step vs package: {d_batch:.1e};  "
     "critic targets = A + V: {d_targets:.1e}":
-        "第 {i} 行，手算 vs methods.ppo_advantage：{d_row:.1e}；整个批次，逐步计算 vs 包：{d_batch:.1e}；"
+        "第 {i} 行，手算 vs methods.ppo_advantage：{d_row:.1e}；整个批次，逐步计算 vs 软件包：{d_batch:.1e}；"
         "评论家的目标 = A + V：{d_targets:.1e}",
     "held-out greedy accuracy: SFT {acc0:.3f} -> PPO {acc:.3f} after {steps} steps ({seconds:.0f} s)":
         "留出集上的贪心解码准确率：SFT {acc0:.3f} -> PPO {acc:.3f}，训练 {steps} 步（{seconds:.0f} 秒）",

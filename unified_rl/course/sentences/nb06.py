@@ -15,7 +15,7 @@ SENTENCES = {
     "mean {mean:.4f}, sample std {std:.4f}": "均值 {mean:.4f}，样本标准差 {std:.4f}",
     "A-hat by hand:     ": "手算的 A-hat：     ",
     "sum over the group:": "组内求和：         ",
-    "package:           ": "包的结果：         ",
+    "package:           ": "软件包的结果：         ",
     "textbook formula, eps = 0:": "教科书公式，eps = 0：",
     "advantages.group_relative, eps = 0:": "由 advantages.group_relative 计算，eps = 0：",
     "in the batch above, {n_silent} of {n_groups} groups are all-equal and get A-hat = 0":

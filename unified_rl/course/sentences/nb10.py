@@ -65,9 +65,9 @@ SENTENCES = {
     "RLOO / Dr. GRPO: {ratio:.1f}x (the GC factor L k/(k-1) = {factor:.1f})":
         "RLOO / Dr. GRPO：{ratio:.1f} 倍（GC 因子 L k/(k-1) = {factor:.1f}）",
     # 8. autograd
-    "{name:<12} max |grad J - grad surrogate| = {diff:.1e}": "{name:<12} |grad J - grad 代理目标| 的最大值 = {diff:.1e}",
+    "{name:<12} max |grad J - grad surrogate| = {diff:.1e}": "{name:<12} |grad J - grad 替代损失| 的最大值 = {diff:.1e}",
     "{name:<20} max |grad_theta J - grad_theta surrogate| = {diff:.1e}":
-        "{name:<20} |grad_theta J - grad_theta 代理目标| 的最大值 = {diff:.1e}",
+        "{name:<20} |grad_theta J - grad_theta 替代损失| 的最大值 = {diff:.1e}",
     # 9. the KL estimators
     "{use}: GC term {gc}; proved: {claim} (and for z_2, z_3)": "{use}：GC 项 {gc}；已证明：{claim}（对 z_2、z_3 同样成立）",
     # 11. training

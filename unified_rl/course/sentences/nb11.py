@@ -7,9 +7,9 @@ SENTENCES = {
     "| method | data source | reward | GC | π_ref used | settings | paper |\n|---|---|---|---|---|---|---|\n":
         "| 方法 | 数据来源 | 奖励 | GC | 是否使用 π_ref | 设置 | 论文 |\n|---|---|---|---|---|---|---|\n",
     # the autograd checks
-    "{name:6s} max |grad J - grad surrogate| = {diff:.1e}": "{name:6s} |grad J - grad 代理目标| 的最大值 = {diff:.1e}",
+    "{name:6s} max |grad J - grad surrogate| = {diff:.1e}": "{name:6s} |grad J - grad 替代损失| 的最大值 = {diff:.1e}",
     "{name:6s} max |grad_theta J - grad_theta surrogate| = {diff:.1e}":
-        "{name:6s} |grad_theta J - grad_theta 代理目标| 的最大值 = {diff:.1e}",
+        "{name:6s} |grad_theta J - grad_theta 替代损失| 的最大值 = {diff:.1e}",
     # 6. training the five
     "{name:6s} {source}: {generated:.0f} samples generated per step, {rows:.0f} trained rows":
         "{name:6s} {source}：每步生成 {generated:.0f} 个样本，训练 {rows:.0f} 行",
@@ -41,7 +41,7 @@ SENTENCES = {
         "在该间隔处被选中 token 上的 GC 与其在间隔为 0 时的值之比：IPO {ipo:.3f}，DPO {dpo:.3f}",
     # 9. what your TRL config means
     "model oracle, each of the {n} DPO options: max |grad_theta J - grad_theta surrogate| = {worst:.1e}":
-        "模型预言机（model oracle），{n} 个 DPO 选项逐一检查：|grad_theta J - grad_theta 代理目标| 的最大值 = {worst:.1e}",
+        "模型预言机（model oracle），{n} 个 DPO 选项逐一检查：|grad_theta J - grad_theta 替代损失| 的最大值 = {worst:.1e}",
     "trained live in section 6: {live}; the registry's others: {left}":
         "第 6 节现场训练的：{live}；注册表中的其他方法：{left}",
     "none": "无",
@@ -49,6 +49,6 @@ SENTENCES = {
         "第 8 节随课程提供的比较中的：{arms}；注册表中的其他方法：{left}",
     "DPO trained here: its default, {loss} on {norm} log-ratios (TRL's sigmoid_norm); the table's other {n} loss "
     "types and the summed log-ratios are checked (the model oracle above, the tests), not trained":
-        "这里训练的 DPO：它的默认做法，即在 {norm} 对数比率上的 {loss}（TRL 的 sigmoid_norm）；表中其余 {n} 种损失类型"
-        "以及求和的对数比率只做了检查（上面的模型预言机和测试），没有训练",
+        "这里训练的 DPO：它的默认做法，即在 {norm} 对数比上的 {loss}（TRL 的 sigmoid_norm）；表中其余 {n} 种损失类型"
+        "以及求和的对数比只做了检查（上面的模型预言机和测试），没有训练",
 }

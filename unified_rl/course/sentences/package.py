@@ -12,7 +12,7 @@ SENTENCES = {
     "accuracy": "准确率",
     # experiments/figure7.py: the figures
     "Figure 7 on the lab: {seeds} seed(s), {k_problems} held-out questions, T = {temperature}":
-        "实验室中的 Figure 7：{seeds} 个随机种子，{k_problems} 道留出问题，T = {temperature}",
+        "实验环境中的图 7：{seeds} 个随机种子，{k_problems} 道留出问题，T = {temperature}",
     "fraction right, SFT": "答对的比例，SFT",
     "fraction right, RL": "答对的比例，RL",
     "per question (seed {seed})": "逐题（种子 {seed}）",
@@ -27,9 +27,9 @@ SENTENCES = {
     "this run":
         "SFT 模型的 Maj@{K} 在某个种子上超出了 {mid_range}（{values}）：先换一个 sft_steps，再解读这次运行",
     "as in the paper's Figure 7: RL raised Maj@{K} and not Pass@{K}":
-        "与论文的 Figure 7 一致：RL 提高了 Maj@{K}，而没有提高 Pass@{K}",
+        "与论文的图 7 一致：RL 提高了 Maj@{K}，而没有提高 Pass@{K}",
     "unlike the paper's Figure 7: RL raised Maj@{K} and Pass@{K} too (by less: {maj:+.3f} against {pas:+.3f})":
-        "与论文的 Figure 7 不同：RL 提高了 Maj@{K}，也提高了 Pass@{K}（幅度更小：{maj:+.3f} 对 {pas:+.3f}）",
+        "与论文的图 7 不同：RL 提高了 Maj@{K}，也提高了 Pass@{K}（幅度更小：{maj:+.3f} 对 {pas:+.3f}）",
     "RL: Maj@{K} {m}, Pass@{K} {p}; the paper's claim is neither shown nor refuted here":
         "RL：Maj@{K} {m}，Pass@{K} {p}；这里既没有证实也没有否定论文的结论",
     "Maj@{K} {m}, Pass@{K} {p}: {reading}": "Maj@{K} {m}，Pass@{K} {p}：{reading}",
@@ -76,7 +76,7 @@ SENTENCES = {
     # experiments/real_model.py and paired.py: Figure 7 on SmolLM2 (notebook 12)
     "base model": "基座模型",
     "Figure 7 on SmolLM2-135M-Instruct: {seeds} seed(s), {n} held-out sums, {samples} samples, T = {temperature}":
-        "SmolLM2-135M-Instruct 上的 Figure 7：{seeds} 个随机种子，{n} 道留出加法题，{samples} 个样本，T = {temperature}",
+        "SmolLM2-135M-Instruct 上的图 7：{seeds} 个随机种子，{n} 道留出加法题，{samples} 个样本，T = {temperature}",
     "overtaking": "反超",
     "catching up": "追上",
     "no picture: too few seeds for a verdict": "无法判断属于哪种图景：随机种子太少，不足以下结论",
