@@ -121,7 +121,8 @@ BEFORE = {
                       "response length (tokens),\nmean of the last 10 steps", "response length over training"],
     "preference-family": ["step", "held-out greedy accuracy", "accuracy during training", "log-ratio to the SFT model",
                           "fixed pairs: x⁺ solid, x⁻ dashed"],
-    "real-model": ["Figure 7 on SmolLM2-135M-Instruct: 3 seed(s), 48 held-out sums, 64 samples, T = 0.7",
+    "real-model": [f"Figure 7 on SmolLM2-135M-Instruct: {common.load_shipped('real-model')['seeds']} seed(s), "
+                   "48 held-out sums, 64 samples, T = 0.7",  # the shipped run's count of seeds
                    "base model", "K", "Maj@K", "Pass@K"],
 }
 IDENTIFIERS = {"GRPO: sft-questions", "GRPO: unseen-questions", "GRPO: harder-questions", "GRPO: harder-process"}
