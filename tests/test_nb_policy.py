@@ -1,6 +1,8 @@
 """Notebook 10's helpers: the numbers they tabulate are the package's."""
 import math
 
+import pytest
+
 import torch
 
 from unified_rl.kl import study as kl_study
@@ -25,6 +27,9 @@ def test_tables():
     table = kl_study.match_table(kl_study.one_token(*kl_study.random_case(V=4)[::2])[0])
     md = nb_policy.kl_markdown(table, ["zero", "-grad KL(pi_ref || pi)"])
     assert md.count("**") == 4  # k1's zero and k3's forward KL: equal to round-off, in bold
+    # read as a table of 3 columns on every row: a KL's "||" left bare would split its cell in two
+    html = pytest.importorskip("markdown_it").MarkdownIt("commonmark").enable("table").render(md)
+    assert html.count("<table>") == 1 and html.count("</th>") == 3 and "KL(pi_ref || pi)" in html
 
 
 def test_one_update_moves_sequence_ratios_less_than_token_ratios():

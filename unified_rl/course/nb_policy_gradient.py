@@ -100,10 +100,11 @@ def raw_grad_norms(lab, batch, scores, methods, names):
 
 def kl_markdown(table, columns):
     """Rows: the uses of each estimator; columns: max |expected GC gradient - target| for each target."""
-    head = t("nb.pg.estimator_head") + " | ".join(columns) + " |"
+    cell = lambda text: str(text).replace("|", "\\|")  # noqa: E731 a KL's "||" is not a column border
+    head = t("nb.pg.estimator_head") + " | ".join(map(cell, columns)) + " |"
     rows = [head, "|---|" + "---:|" * len(columns)]
     for use, row in table.items():
-        rows.append(f"| {use} | " + " | ".join(
+        rows.append(f"| {cell(use)} | " + " | ".join(
             ("**%.0e**" % row[c]) if row[c] < 1e-10 else "%.3f" % row[c] for c in columns) + " |")
     return "\n".join(rows)
 
