@@ -179,10 +179,12 @@ def token_logp(model, input_ids, attention_mask, start=0) -> torch.Tensor:
     start + 1 tokens agree (a group's prompt) run them once (`_shared_prefix_logits`), except with
     grad in a float64 model: transformers' RMSNorm computes in float32 even there, so summing a
     group's prompt gradient before that cast moves a float64 gradient by float32 round-off (1e-7
-    relative), which the model oracle's float64 tolerance would not allow.
+    relative), which the model oracle's float64 tolerance would not allow; and on one rank of several
+    (`_split_ranks`).
     """
     _check_fits(model, input_ids.shape[1])
-    share = start > 0 and _can_share(model) and (not torch.is_grad_enabled() or _dtype(model) != torch.float64)
+    share = (start > 0 and _can_share(model) and not _split_ranks()
+             and (not torch.is_grad_enabled() or _dtype(model) != torch.float64))
     first = _prefix_owners(input_ids, attention_mask, start + 1) if share else None
     if first is not None and first.unique().numel() < len(first):
         logits = _shared_prefix_logits(model, input_ids, attention_mask, start + 1, first)  # (B, T - start, V)
@@ -208,6 +210,13 @@ def token_logp(model, input_ids, attention_mask, start=0) -> torch.Tensor:
 def _dtype(model) -> torch.dtype:
     """The dtype of `model`'s weights."""
     return next(model.parameters()).dtype
+
+
+def _split_ranks() -> bool:
+    """Whether this is one rank of several: each rank must then run the model as often as the others (a
+    sharded model gathers its weights at every forward), whatever prompts its own rows share."""
+    return torch.distributed.is_available() and torch.distributed.is_initialized() \
+        and torch.distributed.get_world_size() > 1
 
 
 def _can_share(model) -> bool:
