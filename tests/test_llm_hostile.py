@@ -17,8 +17,9 @@ import pytest
 import torch
 from _tiny_llm import bpe_tokenizer, save_tiny, tiny_model
 from safetensors.torch import load_file
+from test_hostile_cli import outcome  # one line and a non-zero exit, asserted
 
-from unified_rl import cli, llm, runs, words
+from unified_rl import llm, runs, words
 from unified_rl.methods import METHODS
 
 TINY = ["--task", "words:1", "--micro-batch", "3", "--quiet"]
@@ -41,18 +42,6 @@ def small(monkeypatch):
         eval_problems=4, k_problems=2, k_samples=2))
     monkeypatch.setattr(words.WordProblem, "parse", lambda self, text: self.answer if len(text) % 2 else None)
     monkeypatch.delenv("UNIFIED_RL_MAX_STEPS", raising=False)
-
-
-def outcome(*argv):
-    """None if `main` succeeded, else its one-line refusal (asserted: one line, non-zero exit)."""
-    try:
-        cli.main([str(a) for a in argv])
-    except SystemExit as e:
-        assert e.code not in (0, None), e.code
-        text = e.code if isinstance(e.code, str) else f"exit status {e.code}"
-        assert "\n" not in text.strip() and text.strip(), text
-        return text
-    return None
 
 
 def weights(folder):

@@ -30,7 +30,7 @@ from unified_rl.methods import METHODS
 from unified_rl.rewards import process_rewards
 from unified_rl.sampling import rollout_from_texts
 from unified_rl.trainer import train
-from _reference_peers import PEER_OVERRIDES, PEER_REFERENCE, PEER_SCORES
+from _reference_peers import PEER_OVERRIDES, PEER_REFERENCE, PEER_SCORES, clipped, normalised
 
 TOL = 1e-10  # relative to the largest gradient entry: float64 round-off is ~1e-15
 GAMMA, LAM, BETA, LR = 0.9, 0.7, 0.1, 3e-3  # gamma != 1, lam != 0.95 and gamma != lam: a swap shows
@@ -62,20 +62,6 @@ def log_sigmoid(z):
 def k3(lp, ref):
     x = ref - lp  # log pi_ref / pi
     return torch.exp(x) - x - 1
-
-
-def clipped(ratio, adv, low, high):
-    return torch.minimum(ratio * adv, torch.clamp(ratio, 1 - low, 1 + high) * adv)
-
-
-def normalised(values, eps=1e-6):
-    """(v - mean) / (sample std + eps) of a list of floats; all 0 when they are all equal."""
-    n = len(values)
-    mean = sum(values) / n
-    if max(values) == min(values):
-        return [0.0] * n
-    std = math.sqrt(sum((v - mean) ** 2 for v in values) / (n - 1))
-    return [(v - mean) / (std + eps) for v in values]
 
 
 def group_hat(r, G):
