@@ -18,6 +18,7 @@ slows both sides alike; the load average is recorded with the results all the sa
 | llm_roof                     | each phase of our SmolLM2 step: GFLOP, s, roof s, fraction    | llm_roof.py       |
 | llm_lora_over_full_peak_memory | LoRA (adapter-off pi_ref) / full FT (pi_ref copy) peak RSS  | llm_memory.py     |
 | llm_phases (--only llm-phases) | each phase, ours and TRL's, on one SmolLM2 batch            | llm_phases.py     |
+| llm_cpu_bf16 (--only llm-bf16) | each phase in float32 and under CPU bf16 autocast, and what bf16 changes | llm_cpu_bf16.py |
 | distributed_two_over_one_step_time | 2 gloo ranks / 1 rank seconds per GRPO step (cpu preset) | distributed_step.py |
 | distributed_collective_share | share of a 2-rank run's time inside the collectives            | distributed_step.py |
 | course_cpu_seconds           | seconds and peak kernel memory per notebook (--course only)   | this file         |
@@ -37,7 +38,8 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")  # tiny models: one thread per pro
 import torch  # noqa: E402
 
 BENCHES = ("sampling", "presets", "memory", "distributed", "trl", "llm-trl", "llm-roof", "llm-memory")
-OPT_IN = ("llm-phases",)  # run only when named in --only: our phases and TRL's on one SmolLM2 batch
+OPT_IN = ("llm-phases", "llm-bf16")  # run only when named in --only: our phases and TRL's on one SmolLM2
+# batch; bf16 autocast against float32 on the CPU
 
 
 # Run in a child process per notebook: the kernel is that child's child, so once it has exited,
@@ -158,6 +160,13 @@ def run(only=BENCHES, course=False, repeats=5, steps=5, llm_steps=3, llm_modes=(
         except Exception as e:
             res["llm_phases"] = {"reason": f"{type(e).__name__}: {str(e)[:300]}"}
     res["course_cpu_seconds"] = course_seconds() if course else None  # None: not run (pass --course)
+    if "llm-bf16" in only:
+        import llm_cpu_bf16
+
+        try:
+            res["llm_cpu_bf16"] = {m: llm_cpu_bf16.measure(llm_model, lora=m == "lora") for m in llm_modes}
+        except Exception as e:  # no llm extra or no model: the rest still runs
+            res["llm_cpu_bf16"] = {"reason": f"{type(e).__name__}: {str(e)[:300]}"}
     res["load_average_at_end"] = os.getloadavg()
     return res
 
@@ -202,7 +211,7 @@ def table(res):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--only", default=",".join(BENCHES),
-                    help=f"comma-separated subset of {','.join(BENCHES + OPT_IN)} (llm-phases: only when named)")
+                    help=f"comma-separated subset of {','.join(BENCHES + OPT_IN)} ({', '.join(OPT_IN)}: only when named)")
     ap.add_argument("--course", action="store_true", help="also execute every notebook (slow: tens of minutes)")
     ap.add_argument("--repeats", type=int, default=5, help="sampling repeats [5]")
     ap.add_argument("--steps", type=int, default=5, help="GRPO steps per trainer and round for the TRL comparison [5]")

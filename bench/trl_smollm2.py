@@ -26,6 +26,7 @@ import random
 import statistics
 import sys
 import tempfile
+from unittest import mock
 from dataclasses import dataclass
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -35,7 +36,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import torch  # noqa: E402
 
 from trl_compare import median_step, timed_train  # noqa: E402
-from unified_rl import coefficients  # noqa: E402
+from unified_rl import coefficients, sampling  # noqa: E402
 from unified_rl.kl import k3  # noqa: E402
 from unified_rl.llm import LORA_TARGETS, pretrained_folder  # noqa: E402
 from unified_rl.paradigm import surrogate_loss  # noqa: E402
@@ -206,7 +207,7 @@ def gradient_agreement(folder, s=SETTINGS, seed=0, noise=0.02):
     def ours(eps, k3_term=False, reward=rewards):
         lab.policy.zero_grad(set_to_none=True)
         logp = policy_logp(lab.policy, batch, response_only=True)  # (B, T)
-        coef = coefficients.grpo(reward, G, logp, logp_ref, batch.mask, s.beta, eps=eps,
+        coef = coefficients.grpo(reward, G, logp, logp_ref.to(logp.dtype), batch.mask, s.beta, eps=eps,
                                  logp_old=logp.detach(), clip_eps=s.clip_eps)
         if k3_term:  # what TRL's KL importance weight adds to the coefficient
             coef = coef - s.beta * k3(logp.detach(), logp_ref) * batch.mask
@@ -235,7 +236,7 @@ def gradient_agreement(folder, s=SETTINGS, seed=0, noise=0.02):
         trl_default, trl_plain = theirs(True), theirs(False)
         del trainer, model
     mismatched = rewards.view(-1, G).roll(1, dims=1).view(-1)  # each group's rewards on other rows
-    return {
+    result = {
         "max_rel_diff_trl_defaults": rel(ours(1e-6), trl_default),
         "max_rel_diff_kl_correction_off": rel(ours(1e-6), trl_plain),
         "max_rel_diff_kl_correction_off_same_eps": rel(ours(1e-4), trl_plain),
@@ -246,6 +247,17 @@ def gradient_agreement(folder, s=SETTINGS, seed=0, noise=0.02):
         "no_left_padding": bool(batch.attention_mask[:, :P].all()),
         "measure": "max over parameter tensors of max|g_ours - g_trl| / max|g_trl|",
     }
+    shared = ours(1e-4)
+    with mock.patch.object(sampling, "_can_share", lambda model: False):  # every row whole, as TRL runs it
+        rows = ours(1e-4)
+    result["max_rel_diff_every_row_whole"] = rel(rows, trl_plain)
+    # The same batch's gradient in float64 (a float64 model runs every row whole with grad on): how far
+    # each float32 computation -- ours with the group's prompt shared, ours whole-row, TRL's -- is from it.
+    lab.policy.double()
+    exact = ours(1e-4, reward=rewards.double())
+    result["float32_error_vs_float64"] = {"ours_shared_prompt": rel(shared, exact),
+                                          "ours_every_row_whole": rel(rows, exact), "trl": rel(trl_plain, exact)}
+    return result
 
 
 def measure(model="smollm2", steps=3, rounds=5, modes=("lora", "full"), s=SETTINGS, agreement=True):

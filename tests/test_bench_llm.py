@@ -32,6 +32,10 @@ def test_gradient_agreement_with_trl_and_its_negative_control(llama):
     assert a["max_rel_diff_kl_correction_off_same_eps"] < 1e-4  # every setting equal: float error
     assert a["max_rel_diff_with_extra_k3_term"] < 1e-4  # TRL's defaults, its extra KL term added to ours
     assert a["max_rel_diff_mismatched_rewards"] > 0.1  # the same check on mismatched rewards fails
+    assert a["max_rel_diff_every_row_whole"] < 1e-4  # our whole-row passes agree too
+    # each float32 gradient against the same batch's float64 one: float error, and not zero (they differ)
+    assert set(a["float32_error_vs_float64"]) == {"ours_shared_prompt", "ours_every_row_whole", "trl"}
+    assert all(0 < e < 1e-4 for e in a["float32_error_vs_float64"].values())
 
 
 def test_agreement_sees_a_wrong_setting(llama, monkeypatch):
@@ -176,3 +180,20 @@ def test_roof_phases_on_a_tiny_model_through_run_py(llama):
     for k, row in r["phases"].items():
         if k != "adamw":
             assert row["seconds"] > 0 and row["roof_seconds"] > 0 and row["fraction_of_roof"] > 0
+
+
+def test_cpu_bf16_phases_and_what_it_changes_through_run_py(llama):
+    """Both dtypes timed per phase, and bf16's change to log-probs and gradient measured against float32:
+    an autocast that did nothing would show no change at all."""
+    import run
+
+    res = run.run(only=("llm-bf16",), llm_model=llama, llm_modes=("lora",))
+    r = res["llm_cpu_bf16"]["lora"]
+    assert set(r["phases"]) == {"sampling", "ref_logp", "forward_backward"}
+    for row in r["phases"].values():
+        assert row["float32_s"] > 0 and row["bfloat16_s"] > 0 and len(row["bfloat16_each"]) == r["repeats"]
+    c = r["what_bf16_changes"]
+    assert 0 < c["logp_max_abs_diff"] < 1 and 0 < c["gradient_max_rel_diff"] < 1
+    same = r["sampling_same_uniforms"]
+    assert same["rows"] == len(same["first_differing_token"]) == r["rows"]
+    assert all(row["bf16_speedup"] > 0 for row in r["matmul_chain_seconds"].values())
