@@ -43,6 +43,8 @@ SENTENCES = {
     "each; {hours:.1f} h of measuring and training in all, on a CPU shared with other jobs":
         "{seeds} 个随机种子；{n} 个留出问题 x 每题 {samples} 个样本，T = {temperature}；训练了：{arms}，各 {steps} 步；"
         "测量和训练共用时 {hours:.1f} 小时，在与其他任务共用的 CPU 上",
+    "per seed, Pass@{K}: {pass_k}; greedy accuracy: {greedy}":
+        "每个随机种子的 Pass@{K}：{pass_k}；贪心解码准确率：{greedy}",
     "base model": "基座模型",
     "{arm}: {picture}": "{arm}：{picture}",
     "base, {n} tokens": "基座，{n} 个 token",
