@@ -12,9 +12,7 @@ beside how often a sampled token differs when both samplers draw with the same u
 The package computes in float32 on the CPU (`sampling.autocast`); this measures whether it should not.
 """
 
-import argparse
 import contextlib
-import json
 import os
 import statistics
 import sys
@@ -25,7 +23,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import torch  # noqa: E402
 
 import trl_smollm2 as ts  # noqa: E402
-from llm_roof import Chain  # noqa: E402
+from llm_roof import Chain, per_mode_cli  # noqa: E402
 from unified_rl import coefficients  # noqa: E402
 from unified_rl.llm import pretrained_folder  # noqa: E402
 from unified_rl.paradigm import surrogate_loss  # noqa: E402
@@ -164,20 +162,5 @@ def _cpu_flags():
     return sorted(x for x in flags if "bf16" in x or x.startswith("amx"))
 
 
-def main():
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--model", default="smollm2")
-    ap.add_argument("--modes", default="lora,full")
-    ap.add_argument("--repeats", type=int, default=4)
-    ap.add_argument("--out", default=None, help="also write the result to this JSON file")
-    args = ap.parse_args()
-    res = {m: measure(args.model, m == "lora", args.repeats) for m in args.modes.split(",") if m}
-    text = json.dumps(res, indent=2)
-    print(text)
-    if args.out:
-        with open(args.out, "w") as f:
-            f.write(text + "\n")
-
-
 if __name__ == "__main__":
-    main()
+    per_mode_cli(measure, __doc__, repeats=4)

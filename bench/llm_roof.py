@@ -211,11 +211,13 @@ def measure(model="smollm2", lora=True, repeats=3, s=ts.SETTINGS):
             "note": "vocab_projection is part of ref_logp and forward_backward; decoding = sampling - prefill"}
 
 
-def main():
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def per_mode_cli(measure, doc, repeats):
+    """The command line of a per-mode SmolLM2 benchmark: `measure(model, lora, repeats)` for each of
+    --modes, printed as JSON and also written to --out."""
+    ap = argparse.ArgumentParser(description=doc.splitlines()[0])
     ap.add_argument("--model", default="smollm2")
     ap.add_argument("--modes", default="lora,full")
-    ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--repeats", type=int, default=repeats)
     ap.add_argument("--out", default=None, help="also write the result to this JSON file")
     args = ap.parse_args()
     res = {m: measure(args.model, m == "lora", args.repeats) for m in args.modes.split(",") if m}
@@ -227,4 +229,4 @@ def main():
 
 
 if __name__ == "__main__":
-    main()
+    per_mode_cli(measure, __doc__, repeats=3)
