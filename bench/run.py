@@ -13,7 +13,7 @@ slows both sides alike; the load average is recorded with the results all the sa
 | sampling_speedup_vs_generate | our sampler's tokens/s / `model.generate`'s                   | sampling_speed.py |
 | preset_speed                 | samples/s and s per GRPO step of cpu (and gpu, on CUDA)       | preset_speed.py   |
 | llm_grpo_step_speedup_vs_trl | the same on SmolLM2-135M-Instruct, per mode (lora, full)      | trl_smollm2.py    |
-| llm_grpo_step_speedup_interval_90 | its 90 % bootstrap interval over 5 alternating rounds    | trl_smollm2.py    |
+| llm_grpo_step_speedup_interval_90 | its 90 % bootstrap interval over 7 alternating rounds    | trl_smollm2.py    |
 | llm_trl_agreement            | the gradient agreement with TRL on SmolLM2, float32           | trl_smollm2.py    |
 | llm_roof                     | each phase of our SmolLM2 step: GFLOP, s, roof s, fraction    | llm_roof.py       |
 | llm_lora_over_full_peak_memory | LoRA (adapter-off pi_ref) / full FT (pi_ref copy) peak RSS  | llm_memory.py     |
@@ -81,7 +81,7 @@ def course_seconds(pattern="course/*.ipynb", timeout=1800):
 
 
 def run(only=BENCHES, course=False, repeats=5, steps=5, llm_steps=3, llm_modes=("lora", "full"),
-        llm_model="smollm2", llm_rounds=5):
+        llm_model="smollm2", llm_rounds=7):
     res = {"machine": {"python": platform.python_version(), "torch": torch.__version__,
                        "device": "cuda" if torch.cuda.is_available() else "cpu",
                        "cpus": os.cpu_count(), "torch_threads": torch.get_num_threads(),
@@ -216,7 +216,7 @@ def main():
     ap.add_argument("--repeats", type=int, default=5, help="sampling repeats [5]")
     ap.add_argument("--steps", type=int, default=5, help="GRPO steps per trainer and round for the TRL comparison [5]")
     ap.add_argument("--llm-steps", type=int, default=3, help="GRPO steps per trainer and round on SmolLM2 [3]")
-    ap.add_argument("--llm-rounds", type=int, default=5, help="alternating rounds per mode on SmolLM2 [5]")
+    ap.add_argument("--llm-rounds", type=int, default=7, help="alternating rounds per mode on SmolLM2 [7]")
     ap.add_argument("--llm-modes", default="lora,full", help="SmolLM2 comparison modes: lora, full [lora,full]")
     ap.add_argument("--out", default="bench/results.json")
     args = ap.parse_args()

@@ -1,7 +1,7 @@
 """Our GRPO against TRL's `GRPOTrainer` on a real chat model (SmolLM2-135M-Instruct, CPU): seconds
 per step, samples/s, our step's phases, and the parameter gradient of one batch.
 
-    python bench/trl_smollm2.py [--model smollm2] [--steps 3] [--rounds 5] [--modes lora,full] [--no-agreement]
+    python bench/trl_smollm2.py [--model smollm2] [--steps 3] [--rounds 7] [--modes lora,full] [--no-agreement]
 Needs the `bench` and `llm` extras. Nothing is downloaded: `smollm2` is the offline alias
 (`unified_rl.llm.pretrained_folder`: the cached safetensors folder), and TRL loads that same folder
 by path (HF_HUB_OFFLINE=1), with our tokenizer and a local `datasets.Dataset` of the same questions.
@@ -260,7 +260,7 @@ def gradient_agreement(folder, s=SETTINGS, seed=0, noise=0.02):
     return result
 
 
-def measure(model="smollm2", steps=3, rounds=5, modes=("lora", "full"), s=SETTINGS, agreement=True):
+def measure(model="smollm2", steps=3, rounds=7, modes=("lora", "full"), s=SETTINGS, agreement=True):
     """Speed per mode (lora: adapters on both sides; full: full fine-tuning on both), then agreement."""
     bad = [m for m in modes if m not in ("lora", "full")]
     if bad:
@@ -293,7 +293,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--model", default="smollm2", help="alias or local folder [smollm2]")
     ap.add_argument("--steps", type=int, default=3, help="steps per trainer and round (the first is not timed) [3]")
-    ap.add_argument("--rounds", type=int, default=5, help="alternating rounds per mode [5]")
+    ap.add_argument("--rounds", type=int, default=7, help="alternating rounds per mode [7]")
     ap.add_argument("--modes", default="lora,full", help="comma-separated: lora, full [lora,full]")
     ap.add_argument("--no-agreement", action="store_true", help="speed only: skip the gradient agreement")
     args = ap.parse_args()
