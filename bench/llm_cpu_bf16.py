@@ -23,7 +23,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import torch  # noqa: E402
 
 import trl_smollm2 as ts  # noqa: E402
-from llm_roof import Chain, per_mode_cli  # noqa: E402
+from llm_roof import Chain, _sig, per_mode_cli  # noqa: E402
 from unified_rl import coefficients  # noqa: E402
 from unified_rl.llm import pretrained_folder  # noqa: E402
 from unified_rl.paradigm import surrogate_loss  # noqa: E402
@@ -107,7 +107,7 @@ def chain_seconds(cfg, rows, repeats):
     out = {}
     for m in rows:
         times = {d: [] for d in DTYPES}
-        for _ in range(repeats):
+        for i in range(repeats + 1):  # the first is a warm-up: a dtype's first matmuls pick their kernels
             for d in DTYPES:
                 c = chains[d]
                 xs = {k: torch.randn(m, k, dtype=getattr(torch, d)) for k in {w.shape[0] for w in c.w[0]}}
@@ -115,9 +115,10 @@ def chain_seconds(cfg, rows, repeats):
                 for layer in c.w:
                     for w in layer:
                         xs[w.shape[0]] @ w
-                times[d].append(time.perf_counter() - t0)
-        out[str(m)] = {d: round(statistics.median(v), 4) for d, v in times.items()}
-        out[str(m)]["bf16_speedup"] = round(out[str(m)]["float32"] / out[str(m)]["bfloat16"], 2)
+                if i:
+                    times[d].append(time.perf_counter() - t0)
+        med = {d: statistics.median(v) for d, v in times.items()}
+        out[str(m)] = {**{d: _sig(v) for d, v in med.items()}, "bf16_speedup": _sig(med["float32"] / med["bfloat16"])}
     return out
 
 
@@ -138,9 +139,9 @@ def measure(model="smollm2", lora=True, repeats=4, s=ts.SETTINGS):
     phases = {}
     for k in secs["float32"]:
         f, b = statistics.median(secs["float32"][k]), statistics.median(secs["bfloat16"][k])
-        phases[k] = {"float32_s": round(f, 3), "bfloat16_s": round(b, 3), "bf16_speedup": round(f / b, 2),
-                     "float32_each": [round(x, 2) for x in secs["float32"][k]],
-                     "bfloat16_each": [round(x, 2) for x in secs["bfloat16"][k]]}
+        phases[k] = {"float32_s": _sig(f), "bfloat16_s": _sig(b), "bf16_speedup": _sig(f / b),
+                     "float32_each": [_sig(x) for x in secs["float32"][k]],
+                     "bfloat16_each": [_sig(x) for x in secs["bfloat16"][k]]}
     _, batch, logp32, grad32 = one_repeat(lab, s, problems, "float32", 123)
     P = batch.prompt_len
     return {"model": model, "mode": "lora" if lora else "full", "rows": len(batch), "repeats": repeats,
