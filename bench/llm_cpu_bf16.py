@@ -41,51 +41,50 @@ def context(dtype):
     return torch.autocast("cpu", dtype=torch.bfloat16)
 
 
+def policy_gradient(lab, s, batch, logp_ref, dtype):
+    """(reply log-probs, parameter gradient) of eq 21's GRPO surrogate on `batch`, its forward in `dtype`."""
+    rewards = (torch.arange(len(batch)) % 3 == 0).float()
+    lab.policy.zero_grad(set_to_none=True)
+    with context(dtype):
+        logp = policy_logp(lab.policy, batch, response_only=True)  # (B, T)
+    coef = coefficients.grpo(rewards, s.group, logp, logp_ref, batch.mask, s.beta, logp_old=logp.detach(),
+                             clip_eps=s.clip_eps)
+    surrogate_loss(logp, coef, batch.mask).backward()
+    return logp.detach(), {n: p.grad.clone() for n, p in lab.policy.named_parameters() if p.grad is not None}
+
+
 def one_repeat(lab, s, problems, dtype, seed):
     """({phase: seconds}, the batch, its reply log-probs, the gradient) of one step's passes in `dtype`."""
-    policy, t = lab.policy, {}
+    t = {}
     torch.manual_seed(seed)
     with torch.no_grad(), context(dtype):
         t0 = time.perf_counter()
-        batch = sample(policy, lab.tokenizer, problems, group_size=s.group, max_new_tokens=s.max_new)
+        batch = sample(lab.policy, lab.tokenizer, problems, group_size=s.group, max_new_tokens=s.max_new)
         t["sampling"] = time.perf_counter() - t0
         t0 = time.perf_counter()
         logp_ref = policy_logp(lab.ref, batch, response_only=True)  # (B, T)
         t["ref_logp"] = time.perf_counter() - t0
-    rewards = (torch.arange(len(batch)) % 3 == 0).float()
-    policy.zero_grad(set_to_none=True)
     t0 = time.perf_counter()
-    with context(dtype):
-        logp = policy_logp(policy, batch, response_only=True)  # (B, T)
-    coef = coefficients.grpo(rewards, s.group, logp, logp_ref, batch.mask, s.beta, logp_old=logp.detach(),
-                             clip_eps=s.clip_eps)
-    surrogate_loss(logp, coef, batch.mask).backward()
+    logp, grad = policy_gradient(lab, s, batch, logp_ref, dtype)
     t["forward_backward"] = time.perf_counter() - t0
-    grad = {n: p.grad.clone() for n, p in policy.named_parameters() if p.grad is not None}
-    return t, batch, logp.detach(), grad
+    return t, batch, logp, grad
 
 
 def changes(lab, s, batch, grad32, logp32):
     """What bf16 changes on one float32-sampled batch: its log-probs and its gradient."""
-    rewards = (torch.arange(len(batch)) % 3 == 0).float()
     with torch.no_grad():
         logp_ref = policy_logp(lab.ref, batch, response_only=True)
-    lab.policy.zero_grad(set_to_none=True)
-    with context("bfloat16"):
-        logp = policy_logp(lab.policy, batch, response_only=True)
-    coef = coefficients.grpo(rewards, s.group, logp, logp_ref, batch.mask, s.beta, logp_old=logp.detach(),
-                             clip_eps=s.clip_eps)
-    surrogate_loss(logp, coef, batch.mask).backward()
+    logp, grad = policy_gradient(lab, s, batch, logp_ref, "bfloat16")
     m = batch.mask.bool()
-    g = {n: p.grad for n, p in lab.policy.named_parameters() if p.grad is not None}
-    return {"logp_max_abs_diff": (logp.detach() - logp32)[m].abs().max().item(),
-            "logp_mean_abs_diff": (logp.detach() - logp32)[m].abs().mean().item(),
+    return {"logp_max_abs_diff": (logp - logp32)[m].abs().max().item(),
+            "logp_mean_abs_diff": (logp - logp32)[m].abs().mean().item(),
             "logp_mean_abs_float32": logp32[m].abs().mean().item(),
-            "gradient_max_rel_diff": ts.rel(g, grad32)}
+            "gradient_max_rel_diff": ts.rel(grad, grad32)}
 
 
 def same_uniforms_token_agreement(lab, s, problems, seed=0):
-    """Share of reply tokens equal when float32 and bf16 sample with the same seed (same uniforms)."""
+    """Rows whose replies are identical, and each row's first differing reply token (None: none), when
+    float32 and bf16 sample with the same generators (the same uniforms)."""
     out = {}
     for dtype in DTYPES:
         gens = [torch.Generator().manual_seed(seed + i) for i in range(len(problems))]
