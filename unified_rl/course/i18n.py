@@ -19,7 +19,7 @@ import string
 import warnings
 
 from .. import text as core_text
-from .cjk_font import SYSTEM_FONTS as CJK_FONTS, cjk_families  # noqa: F401 (CJK_FONTS: old name)
+from .cjk_font import cjk_families
 from .messages import CATALOGUE
 from .sentences import SENTENCES
 
