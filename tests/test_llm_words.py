@@ -5,6 +5,7 @@ import json
 
 import pytest
 
+from unified_rl import words
 from unified_rl.rewards import rule_reward
 from unified_rl.task import TaskConfig, make_problem
 from unified_rl.words import (GSM8KTask, WordsTask, normalize_number, parse_lenient, parse_strict,
@@ -71,13 +72,34 @@ def test_gsm8k_from_a_local_file(tmp_path):
     assert p.max_new_tokens == GSM8KTask().max_new_tokens
 
 
-@pytest.mark.parametrize("row,line", [({"question": "q"}, 1), ({"question": "q", "answer": "no marker"}, 1),
-                                      ({"question": "", "answer": "#### 3"}, 1), ("text", 1)])
-def test_a_malformed_gsm8k_row_is_named(tmp_path, row, line):
-    good = {"question": "q?", "answer": "#### 1"}
-    path = _gsm8k_file(tmp_path / "g.jsonl", [good, row])
-    with pytest.raises(ValueError, match=f"row {line}"):
-        GSM8KTask(path).splits(1, 1)
+GOOD = json.dumps({"question": "q?", "answer": "#### 1"}).encode()
+BAD_LINES = {"no answer": json.dumps({"question": "q"}).encode(),
+             "no marker": json.dumps({"question": "q", "answer": "no marker"}).encode(),
+             "empty question": json.dumps({"question": "", "answer": "#### 3"}).encode(),
+             "not a mapping": b'"text"', "not JSON": b'{"question": "q?",', "not UTF-8": b'{"question": "caf\xe9?"}',
+             "overlong": json.dumps({"question": "x" * 5_000, "answer": "#### 2"}).encode()}
+
+
+@pytest.mark.parametrize("kind", BAD_LINES)
+@pytest.mark.parametrize("bom", [b"", b"\xef\xbb\xbf"], ids=["utf8", "utf8-bom"])
+def test_every_data_file_error_names_the_files_line(tmp_path, kind, bom):
+    """Whatever is wrong with a row, the message names its line as an editor numbers it (1-based, blank
+    lines counted), with or without a byte-order mark: here line 6, after three good rows and two blank lines."""
+    path = tmp_path / "g.jsonl"
+    path.write_bytes(bom + b"\n".join([GOOD, b"", GOOD, b"  ", GOOD, BAD_LINES[kind], GOOD]) + b"\n")
+    with pytest.raises(ValueError, match=r"g\.jsonl line 6\b") as e:
+        GSM8KTask(str(path)).splits(1, 1)
+    assert "row" not in str(e.value).split("line 6")[0]
+
+
+def test_a_file_with_a_byte_order_mark_reads_as_the_same_rows(tmp_path):
+    """A UTF-8 file saved with a byte-order mark (Windows editors write one) was refused as "line 1 is not JSON"."""
+    rows = [{"question": f"What is {i} + 1?", "answer": f"#### {i + 1}"} for i in range(6)]
+    plain = _gsm8k_file(tmp_path / "plain.jsonl", rows)
+    marked = tmp_path / "marked.jsonl"
+    marked.write_bytes(b"\xef\xbb\xbf" + open(plain, "rb").read())
+    assert [r for _, r in words.read_rows(str(marked))] == rows
+    assert GSM8KTask(str(marked)).splits(3, 3, seed=1) == GSM8KTask(plain).splits(3, 3, seed=1)
 
 
 def test_task_specs():
@@ -110,7 +132,7 @@ def test_an_overlong_question_is_refused_before_any_tokenizing(tmp_path):
     rows = [{"question": "q?", "answer": "#### 1"}, {"question": "x" * 10_000_000 + "?", "answer": "#### 2"}]
     path = _gsm8k_file(tmp_path / "g.jsonl", rows)
     start = time.perf_counter()
-    with pytest.raises(ValueError, match=r"row 1: a question or answer of 10,000,001 characters"):
+    with pytest.raises(ValueError, match=r"g\.jsonl line 2: a question or answer of 10,000,001 characters"):
         GSM8KTask(path).splits(1, 1)
     assert time.perf_counter() - start < 30  # read and refused, not tokenized (it hung for minutes)
 

@@ -159,7 +159,9 @@ class MixedTask:
 
 
 def read_rows(path):
-    """Rows of a JSONL or parquet file as dicts; ValueError naming the file or the line."""
+    """(where, row) for each row of a JSONL or parquet file, `where` naming the file and the row's line
+    (1-based, blank lines counted: what an editor shows) or, in parquet, its row (1-based). UTF-8 with or
+    without a byte-order mark. ValueError naming the file and the line."""
     if not os.path.isfile(path):
         raise ValueError(f"no data file at {path!r}")
     if path.endswith(".parquet"):
@@ -167,18 +169,18 @@ def read_rows(path):
             import pyarrow.parquet as pq
         except ImportError:
             raise ValueError("reading parquet needs pyarrow: pip install pyarrow (or give a .jsonl file)") from None
-        return pq.read_table(path).to_pylist()
+        return [(f"{path} row {n}", row) for n, row in enumerate(pq.read_table(path).to_pylist(), 1)]
     rows = []
     with open(path, "rb") as f:
         for n, raw in enumerate(f, 1):
-            try:
-                line = raw.decode("utf-8")
+            try:  # a byte-order mark (Windows editors write one) starts line 1: not part of its JSON
+                line = raw.decode("utf-8-sig" if n == 1 else "utf-8")
             except UnicodeDecodeError as e:
                 raise ValueError(f"{path} line {n} is not UTF-8 text (byte {e.start + 1}); "
                                  "save the file as UTF-8") from None
             if line.strip():
                 try:
-                    rows.append(json.loads(line))
+                    rows.append((f"{path} line {n}", json.loads(line)))
                 except ValueError:
                     raise ValueError(f"{path} line {n} is not JSON") from None
     return rows
@@ -218,18 +220,20 @@ class GSM8KTask:
         _check_budget(self.max_new_tokens)
 
     def rows(self):
+        """((where, row) for each row, the source's name): a file's rows by line, the hub's by row (1-based)."""
         if self.path:
             return read_rows(self.path), self.path
         try:
             import datasets
-            return list(datasets.load_dataset("openai/gsm8k", "main", split="train")), "openai/gsm8k"
+            rows = datasets.load_dataset("openai/gsm8k", "main", split="train")
+            return [(f"openai/gsm8k row {n}", row) for n, row in enumerate(rows, 1)], "openai/gsm8k"
         except Exception as e:  # not installed, or the hub unreachable
             raise ValueError(f"GSM8K from the hub failed ({type(e).__name__}); give a local file: "
                              "--task gsm8k:FILE.jsonl") from None
 
     def splits(self, n_train, n_test, seed=0):
         rows, where = self.rows()
-        problems = [gsm8k_problem(r, f"{where} row {i}", self) for i, r in enumerate(rows)]
+        problems = [gsm8k_problem(row, at, self) for at, row in rows]
         if len(problems) < 2:
             raise ValueError(f"{where} has {len(problems)} problem(s); it needs at least 2 (one to train on, "
                              "one to test on)")
