@@ -29,9 +29,11 @@ import torch
 import torch.distributed as dist
 
 from . import collectives
+from .launch import environment as launch_env, joined_failed, wait_for_rank_0
 
 TIMEOUT_S = 600
-"""Seconds a collective waits for the other ranks before failing (UNIFIED_RL_DIST_TIMEOUT changes it)."""
+"""Seconds a rank waits for the others, to join (rank 0 reached, every rank joined) and in each collective,
+before failing (UNIFIED_RL_DIST_TIMEOUT changes it)."""
 
 
 class PeerLost(RuntimeError):
@@ -103,17 +105,22 @@ def _timeout():
 
 
 def init():
-    """Join the process group torchrun describes (a no-op outside torchrun, or when joined already)."""
+    """Join the process group torchrun describes (a no-op outside torchrun, or when joined already).
+    An incomplete launch environment, or a rank 0 not reached within the timeout, is one ValueError line."""
     global _WORLD
-    if _WORLD is not None or "RANK" not in os.environ or "WORLD_SIZE" not in os.environ:
+    launch = launch_env() if _WORLD is None else None
+    if launch is None:
         return _WORLD
-    rank, size = int(os.environ["RANK"]), int(os.environ["WORLD_SIZE"])
-    local = int(os.environ.get("LOCAL_RANK", rank))
+    rank, size, local = launch
     cuda = torch.cuda.is_available()
     if cuda:
         torch.cuda.set_device(local)
     if not dist.is_initialized():
-        dist.init_process_group("nccl" if cuda else "gloo", timeout=datetime.timedelta(seconds=_timeout()))
+        wait_for_rank_0(rank, size, _timeout())
+        try:
+            dist.init_process_group("nccl" if cuda else "gloo", timeout=datetime.timedelta(seconds=_timeout()))
+        except RuntimeError as e:  # torch's DistNetworkError, DistStoreError: a rank missing or gone
+            raise joined_failed(rank, size, _timeout(), e) from None
         atexit.register(_finish)
     _WORLD = World(rank, size, local, comm=collectives.ProcessGroup(rank, size))
     return _WORLD
