@@ -31,4 +31,6 @@ SENTENCES = {
     "SFT model": "SFT 模型",
     "after {steps} steps of {name}": "{name} 训练 {steps} 步之后",
     "held-out greedy accuracy": "留出集上的贪心解码准确率",
+    "solve Q1 first: then this cell compares your expectation with dp/dtheta":
+        "先完成 Q1：然后这个单元格会把你得到的期望与 dp/dtheta 对比",
 }
