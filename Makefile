@@ -48,8 +48,11 @@ $(VENV)/.%: $(VENV)/.core
 # only then, so that an ordinary user's lab keeps JupyterLab's refusal (README, "Installing").
 ALLOW_ROOT := $(if $(filter 0,$(shell id -u)),--allow-root)
 
-lab: $(VENV)/.course $(VENV)/.llm  ## create the environment and open JupyterLab on the course
-	$(BIN)/jupyter lab $(ALLOW_ROOT) course/
+# learn/ holds the learners' copies (answers blank): only missing ones are made, so a learner's edits
+# survive every later `make lab`; course/ is the instructors' source, answers filled in.
+lab: $(VENV)/.course $(VENV)/.llm  ## create the environment and open JupyterLab on learn/, your copies of the course
+	$(BIN)/python -m unified_rl.course.student course learn --learner
+	$(BIN)/jupyter lab $(ALLOW_ROOT) learn/
 
 # One torch thread per process: the models are tiny, and two threads fighting over two busy cores
 # ran the suite 7x slower (127 s vs 19 s for the lab's tests on a loaded machine).

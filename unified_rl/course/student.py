@@ -16,9 +16,18 @@ marks the course's cells). A subfolder of notebooks (course/zh/, the Chinese edi
 the same way into the same subfolder. Other files are copied as they are, except the instructors' own
 (`INSTRUCTOR_ONLY`); the source is only read. The copy gets a flag file (`display.STUDENT_FLAG`)
 that turns `q.solution()` off there (`UNIFIED_RL_SOLUTIONS=1` turns it back on).
+
+    python -m unified_rl.course.student course learn --learner      (what `make lab` runs)
+
+makes learners' copies instead (`make_learner_copies`): the same stubs, except that a top-level answer
+is `# YOUR CODE HERE` after its placeholder (`x = ...`), with no `raise`, so Run All reaches every
+check, which says "not attempted yet"; the grading line (the hidden tests) goes, so a wrong answer
+shows one verdict; nothing is locked or marked for nbgrader; no flag: `q.solution()` stays on for a
+learner on their own. Only missing files are written: a learner's copy is never rewritten.
 """
 
 import argparse
+import hashlib
 import importlib.util
 import os
 import re
@@ -33,6 +42,7 @@ import nbformat
 from .display import STUDENT_FLAG
 
 CODE_STUB = ["# YOUR CODE HERE", "raise NotImplementedError()"]  # nbgrader's ClearSolutions.code_stub["python"]
+LEARNER_STUB = ["# YOUR CODE HERE"]  # after the placeholder (`x = ...`) the check reads: "not attempted yet"
 MARKDOWN_STUB = ["YOUR ANSWER HERE"]  # nbgrader's ClearSolutions.text_stub
 _MARKER = re.compile(r"^(\s*)#+\s*(BEGIN|END) (SOLUTION|HIDDEN TESTS)\s*$")
 _SKIP = {".ipynb_checkpoints", "__pycache__", ".git"}
@@ -41,11 +51,41 @@ FLAG_TEXT = ("This folder is a student copy of the course: q.solution() is turne
              "Set UNIFIED_RL_SOLUTIONS=1 (or delete this file) to show solutions.\n")
 
 
+LEARNER_README = """# Your copy of the course
+
+These notebooks are copies of `{src}/`'s with every exercise's answer left blank (`# YOUR CODE HERE`);
+the Chinese edition is in `zh/`. They were made once (by `make lab`, or by Binder's build) and are
+never rewritten: your edits stay.
+Delete or rename a notebook and the next `make lab` makes a fresh copy of it (it also names the copies
+whose notebook in `{src}/` has changed since).
+
+Under each exercise, `q1.check()` says whether your answer is right, `q1.hint()` (then `q1.hint(2)`)
+gives a hint and `q1.solution()` the worked answer. `{src}/` in the repository holds the notebooks
+with every answer filled in (the instructors' source).
+
+# 你的课程副本
+
+这些笔记本是 `{src}/` 中笔记本的副本，每道练习的答案都留空（`# YOUR CODE HERE`）；中文版在 `zh/`。
+它们只生成一次（由 `make lab` 或 Binder 的构建生成），之后从不覆盖：你的修改会保留。删除或重命名一个笔记本，下次
+`make lab` 会重新生成它（若 `{src}/` 中的笔记本在副本生成后有改动，它也会列出）。
+
+每道练习下面，`q1.check()` 判断答案是否正确，`q1.hint()`（再 `q1.hint(2)`）给出提示，`q1.solution()`
+给出参考解答。仓库中的 `{src}/` 是填好全部答案的笔记本（教师用的源文件）。
+"""
+
+
 def _nbgrader_meta(cell):
     return cell.get("metadata", {}).get("nbgrader", {})
 
 
-def strip_cell(source, cell_type, where="cell", solution=True, grade=True):
+def _stub(cell_type, indent, learner):
+    """What replaces a solution region: nbgrader's stub, or in a learner's copy, at top level, a comment only."""
+    if cell_type != "code":
+        return MARKDOWN_STUB
+    return LEARNER_STUB if learner and not indent else CODE_STUB
+
+
+def strip_cell(source, cell_type, where="cell", solution=True, grade=True, learner=False):
     """The student version of one cell's source; `solution`/`grade`: whether the cell is marked so."""
     out, region = [], None
     for n, line in enumerate(source.split("\n"), 1):
@@ -66,7 +106,7 @@ def strip_cell(source, cell_type, where="cell", solution=True, grade=True):
                                  "(python scripts/nbgrader_cells.py marks them)")
             region = kind
             if kind == "SOLUTION":
-                out += [indent + s for s in (CODE_STUB if cell_type == "code" else MARKDOWN_STUB)]
+                out += [indent + s for s in _stub(cell_type, indent, learner)]
         else:
             if region != kind:
                 raise ValueError(f"{where}, line {n}: END {kind} without a matching BEGIN {kind}")
@@ -76,20 +116,25 @@ def strip_cell(source, cell_type, where="cell", solution=True, grade=True):
     return "\n".join(out)
 
 
-def student_notebook(nb, name="notebook"):
-    """A released copy of a notebook node, as nbgrader's generate_assignment makes it (checksums aside)."""
+def student_notebook(nb, name="notebook", learner=False):
+    """A released copy of a notebook node, as nbgrader's generate_assignment makes it (checksums aside).
+
+    learner=True: a learner's copy (`learner_notebook`): no cell is locked, and a top-level answer is
+    a comment instead of `raise NotImplementedError()`, so Run All reaches every check."""
     nb = nbformat.from_dict(nb)  # a deep copy: the source notebook is left untouched
     nb.metadata.pop("widgets", None)  # saved widget state belongs to outputs
     nb.metadata.pop("celltoolbar", None)
     for i, cell in enumerate(nb.cells):
         meta, had_region = _nbgrader_meta(cell), any(_MARKER.match(l) for l in cell.source.split("\n"))
         cell.source = strip_cell(cell.source, cell.cell_type, where=f"{name}, cell {i}",
-                                 solution=bool(meta.get("solution")), grade=bool(meta.get("grade")))
+                                 solution=bool(meta.get("solution")), grade=bool(meta.get("grade")), learner=learner)
         if meta.get("solution") and not had_region:  # nbgrader: a solution cell without markers is all solution
-            cell.source = "\n".join(CODE_STUB if cell.cell_type == "code" else MARKDOWN_STUB)
-        if meta.get("solution") or meta.get("grade") or meta.get("locked"):
+            cell.source = "\n".join(_stub(cell.cell_type, "", learner))
+        if learner:
+            cell.metadata.pop("nbgrader", None)  # a plain notebook: nothing to grade, nothing locked
+        elif meta.get("solution") or meta.get("grade") or meta.get("locked"):
             cell.metadata["deletable"] = False
-        if meta.get("locked") and not meta.get("solution"):
+        if meta.get("locked") and not meta.get("solution") and not learner:
             cell.metadata["editable"] = False
         if cell.cell_type == "code":
             cell.outputs, cell.execution_count = [], None
@@ -184,6 +229,71 @@ def make_student_copies(src, dst, engine="auto"):
     return [dst / rel for rel in written] + [flag]
 
 
+def learner_notebook(nb, name="notebook"):
+    """A learner's copy of a notebook node: answers blank, no grading line, stamped with the digest of what it was made as."""
+    nb = student_notebook(nb, name, learner=True)
+    digest = hashlib.sha256(nbformat.writes(nb).encode()).hexdigest()[:16]
+    nb.metadata.setdefault("unified_rl", {})["learner_copy"] = {"of": name, "digest": digest}
+    return nb
+
+
+def _made_from(path):
+    """The digest a learner's notebook was made with, or None (edited out, or not one of ours)."""
+    try:
+        return nbformat.read(path, as_version=4).metadata["unified_rl"]["learner_copy"]["digest"]
+    except Exception:  # any file a learner left there: it is kept, whatever it holds
+        return None
+
+
+def make_learner_copies(src, dst):
+    """Learners' copies of the folder src in dst; a file already in dst is kept as it is, never rewritten.
+
+    Returns (written, kept, changed): the paths written, those kept, and of those kept the notebooks
+    whose source has changed since they were made."""
+    src, dst = Path(src).resolve(), Path(dst).resolve()
+    if not src.is_dir():
+        raise ValueError(f"source folder {src} does not exist")
+    if dst == src or src in dst.parents or dst in src.parents:
+        raise ValueError(f"destination {dst} must lie outside the source folder {src}, and not hold it")
+    written, kept, changed = [], [], []
+    for rel in (r for r in _files(src) if r.name != STUDENT_FLAG):
+        target = dst / rel
+        new = learner_notebook(nbformat.read(src / rel, as_version=4), rel.as_posix()) if rel.suffix == ".ipynb" else None
+        if target.exists() or target.is_symlink():
+            kept.append(target)
+            made = _made_from(target) if new is not None else None
+            if made is not None and made != new.metadata["unified_rl"]["learner_copy"]["digest"]:
+                changed.append(target)
+            continue
+        target.parent.mkdir(parents=True, exist_ok=True)
+        if new is not None:
+            nbformat.write(new, target)
+        else:
+            shutil.copy2(src / rel, target)
+        written.append(target)
+    readme = dst / "README.md"
+    if not (readme.exists() or readme.is_symlink()):
+        readme.parent.mkdir(parents=True, exist_ok=True)
+        readme.write_text(LEARNER_README.format(src=src.name))
+        written.append(readme)
+    return written, kept, changed
+
+
+def _learner_main(src, dst):
+    try:
+        written, kept, changed = make_learner_copies(src, dst)
+    except ValueError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    n_nb = sum(p.suffix == ".ipynb" for p in written)
+    print(f"{dst}: {n_nb} new learner notebooks (answers blank; q.hint() and q.solution() under each exercise; "
+          f"the worked notebooks: {src}/), {len(kept)} files already there kept as they are")
+    for path in changed:
+        print(f"  {path}: its source in {src}/ has changed since this copy was made; rename or delete it "
+              "and run this again for the new version")
+    return 0
+
+
 def main(argv=None):
     """Command line: SRC_DIR DST_DIR [--engine ...]."""
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
@@ -191,7 +301,11 @@ def main(argv=None):
     p.add_argument("dst", help="output folder, e.g. build/student")
     p.add_argument("--engine", default="auto", choices=["auto", "nbgrader", "builtin"],
                    help="nbgrader's generate_assignment, or the same without nbgrader (default: nbgrader if installed)")
+    p.add_argument("--learner", action="store_true",
+                   help="learners' copies instead (what make lab opens): only missing files are written, solutions stay on")
     args = p.parse_args(argv)
+    if args.learner:
+        return _learner_main(args.src, args.dst)
     engine = args.engine if args.engine != "auto" else ("nbgrader" if nbgrader_available() else "builtin")
     try:
         written = make_student_copies(args.src, args.dst, engine=engine)
