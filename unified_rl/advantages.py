@@ -280,7 +280,7 @@ def decoupled(rewards, group_size, eps=1e-6, weights=None, across=None):
     if r.dim() != 2:
         raise ValueError(f"GDPO's rewards are (B, K), one column per reward function, got shape {tuple(r.shape)}")
     _checks.finite(r, "rewards")
-    w = torch.ones(r.shape[1], dtype=torch.float64) if weights is None else _checks.as_tensor(weights, "weights").double()
+    w = (torch.ones(r.shape[1]) if weights is None else _checks.as_tensor(weights, "weights")).to(r.device, torch.float64)
     if w.shape != (r.shape[1],):
         raise ValueError(f"{r.shape[1]} reward columns but {w.numel()} weights")
     per_column = torch.stack([group_relative(r[:, k], group_size, eps).double() for k in range(r.shape[1])], -1)
