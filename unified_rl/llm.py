@@ -21,13 +21,13 @@ import os
 import shutil
 import sys
 import time
-import warnings
 
 import torch
 from transformers import AutoModelForCausalLM
 from transformers.utils import logging as hf_logging
 
-from . import distributed
+from . import distributed, lora
+from .lora import LORA_TARGETS, AdapterDisabled, _peft_quiet, add_lora  # noqa: F401 (llm.add_lora, as before)
 from .models import _short, check_source, pick_device
 from .tokenizer import TOKENIZER_FILES, load_tokenizer
 
@@ -39,7 +39,6 @@ ALIASES = {
 """alias -> (package holding the file, GGUF file name, cache folder name)"""
 DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16,
           "float64": torch.float64}
-LORA_TARGETS = "all-linear"  # every linear layer but the LM head (peft's name for it)
 
 
 def need(module, what):
@@ -232,18 +231,19 @@ def portable(name_or_path) -> str:
     return key
 
 
+def base_reference(name_or_path) -> str:
+    """How a LoRA checkpoint names its base so that plain `from_pretrained(checkpoint)` finds it offline:
+    an alias (or another machine's cache folder of one, `portable`) is this machine's converted folder
+    of it, absolute; a local folder its absolute path; a hub name stays as it is."""
+    key = portable(name_or_path)
+    if key.lower() in ALIASES:
+        return os.path.abspath(alias_folder(key))
+    return os.path.abspath(key) if os.path.isdir(key) else key
+
+
 def is_adapter(path) -> bool:
     """Whether `path` is a folder holding a LoRA adapter (a LoRA run's checkpoint)."""
     return os.path.isfile(os.path.join(os.fspath(path), "adapter_config.json"))
-
-
-@contextlib.contextmanager
-def _peft_quiet():
-    """transformers' FutureWarning that peft triggers on every LoRA load (`is_gradient_checkpointing` is
-    deprecated): the user can do nothing about it, so it is not shown (a red box in a notebook)."""
-    with warnings.catch_warnings():
-        warnings.filterwarnings("ignore", message=".*is_gradient_checkpointing.*", category=FutureWarning)
-        yield
 
 
 def load_pretrained(name_or_path, dtype="float32", device=None):
@@ -286,51 +286,6 @@ def load_pretrained(name_or_path, dtype="float32", device=None):
         raise ValueError(f"{e} (a damaged model cache entry: delete it with rm -r {p}; the next run converts "
                          f"{name_or_path} again)") from None
     return tokenizer, model.to(device)
-
-
-def add_lora(model, r=8, alpha=16):
-    """The model with LoRA adapters on every linear layer but the LM head; only they train.
-
-    Dropout is 0, so the policy that samples is exactly the one whose log-probs are differentiated.
-    """
-    peft = need("peft", "LoRA")
-    if r < 1:
-        raise ValueError(f"LoRA rank must be >= 1, got {r}")
-    config = peft.LoraConfig(r=r, lora_alpha=alpha, lora_dropout=0.0, target_modules=LORA_TARGETS,
-                             task_type="CAUSAL_LM")
-    with _peft_quiet():
-        return peft.get_peft_model(model, config)
-
-
-class AdapterDisabled(torch.nn.Module):
-    """pi_ref of a LoRA run: the policy's own model with its adapter switched off.
-
-    It holds the policy without registering it, so it adds no parameters to the run's state (the
-    base weights never change: they are the checkpoint's) and `requires_grad_(False)` on it leaves
-    the adapter trainable. Each forward runs in eval mode (no dropout, a KV cache even under
-    gradient checkpointing) and restores the policy's mode after.
-    """
-
-    def __init__(self, peft_model):
-        super().__init__()
-        object.__setattr__(self, "_policy", peft_model)
-        anchor = next(peft_model.parameters())
-        # `sample` finds a model's device through its parameters: an empty one on the policy's device
-        self._anchor = torch.nn.Parameter(anchor.new_empty(0), requires_grad=False)
-
-    @property
-    def config(self):
-        return self._policy.config
-
-    def forward(self, *args, **kwargs):
-        policy = self._policy
-        was_training = policy.training
-        policy.eval()
-        try:
-            with policy.disable_adapter():
-                return policy(*args, **kwargs)
-        finally:
-            policy.train(was_training)
 
 
 def merge_lora(checkpoint, out, dtype="float32"):
@@ -376,8 +331,9 @@ def prepare_policy(model, cfg):
 def lab_models(init, cfg, device):
     """(tokenizer, policy, ref) a Lab needs for an LLMConfig `cfg`, starting from `init` (default
     cfg.model): a folder, hub name, alias, or a LoRA run's adapter checkpoint. Full fine-tuning asked in
-    a half dtype keeps float32 master weights (`weights_dtype`) and says so; a LoRA adapter records its
-    base model portably (`portable`), so the run folder loads on another machine."""
+    a half dtype keeps float32 master weights (`weights_dtype`) and says so; a LoRA adapter names its base
+    by a folder of this machine (`base_reference`), which plain `from_pretrained` reads offline and
+    `load_pretrained` reads anywhere (`portable`: an alias's cache folder is the alias again)."""
     start = init if init is not None else cfg.model
     dtype = weights_dtype(cfg, device)
     if dtype != resolve_dtype(cfg.dtype, device) and distributed.is_main():
@@ -388,5 +344,21 @@ def lab_models(init, cfg, device):
     tokenizer, model = load_pretrained(start, dtype, device)
     policy, ref = prepare_policy(model, cfg)
     for config in getattr(policy, "peft_config", {}).values():
-        config.base_model_name_or_path = portable(config.base_model_name_or_path or start)
+        config.base_model_name_or_path = base_reference(config.base_model_name_or_path or start)
     return tokenizer, policy, ref
+
+
+def check_lora(cfg, init=None, device=None):
+    """ValueError, before any weights are read, for an LLMConfig `cfg` whose LoRA rank the model's layers
+    cannot use or this machine cannot hold (`lora.check_rank`, from the model's config.json); nothing for
+    full fine-tuning, a LoRA checkpoint (its rank is its own) or a hub name (checked when it is loaded)."""
+    start = init if init is not None else cfg.model
+    if not cfg.lora_r:
+        return
+    folder = pretrained_folder(start)
+    if is_adapter(folder) or not os.path.isfile(os.path.join(folder, "config.json")):
+        return
+    device = pick_device(device)
+    launch = distributed.launch_env() if getattr(cfg, "fsdp", False) else None
+    shards = launch[1] if launch else 1  # FSDP2 holds a 1/WORLD_SIZE share of the weights on each rank
+    lora.check_config(folder, cfg.lora_r, weights_dtype(cfg, device), device, shards)

@@ -29,7 +29,7 @@ import shutil
 import numpy as np
 import torch
 
-from . import __version__, distributed, fsdp
+from . import __version__, distributed, fsdp, lora
 from .models import save_checkpoint
 from .run_folder import (COMPLETE, LOCK, MANIFEST, MARK, STAGE, check_contents, check_path, hold,  # noqa: F401
                          manifest, mark_text)
@@ -125,7 +125,8 @@ def _stage(run, stage, old, captured, weights):
     _finite(run)
     _finite_weights(run, weights)
     os.makedirs(stage)
-    save_checkpoint(run.lab.policy, run.lab.tokenizer, os.path.join(stage, "checkpoint"), weights)
+    save = lora.save_adapter if hasattr(run.lab.policy, "peft_config") else save_checkpoint
+    save(run.lab.policy, run.lab.tokenizer, os.path.join(stage, "checkpoint"), weights)
     if captured is not None:
         torch.save(captured, os.path.join(stage, STATE))
     with open(os.path.join(stage, "metrics.jsonl"), "w") as f:

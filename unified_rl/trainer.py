@@ -165,6 +165,9 @@ def train(method="grpo", preset="auto", steps=None, seed=0, init=None, out=None,
     run_preset, hp = configure(m, get_preset(preset if lab is None else lab.preset), overrides)
     check_section(getattr(run_preset, m.section), m.section)
     world_of(run_preset).check(lab.device if lab is not None else None)
+    if lab is None and run_preset.llm is not None:  # a LoRA rank the model cannot hold: before anything is made
+        from .llm import check_lora
+        check_lora(run_preset.llm, init)
     steps = steps if steps is not None else getattr(run_preset, m.section).steps
     if isinstance(steps, bool) or not isinstance(steps, int) or steps < 0:
         raise ValueError(f"steps must be a whole number >= 0, got {steps!r}")
@@ -203,7 +206,7 @@ def ready_before_ranks(method, preset, seed=0, init=None, resume=False, progress
     before this process joins torchrun's ranks: transformers writes a model on torch.distributed's
     rank 0 only, and a rank waiting in a collective for a build could time out. Every rank asks; the
     build's file lock lets one build while the others wait, and then read it."""
-    if resume or "RANK" not in os.environ or distributed.active():  # only a torchrun rank not yet joined
+    if resume or distributed.active() or distributed.launch_env() is None:  # only a torchrun rank not yet joined
         return
     m, world = get_method(method), world_of(preset)
     start = init if init is not None else world.start
