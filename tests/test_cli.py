@@ -3,8 +3,10 @@
 
 import json
 import os
+import re
 import subprocess
 import sys
+import time
 
 import pytest
 import torch
@@ -128,3 +130,28 @@ def test_evaluate_with_the_seed_repeats_the_summary_and_says_what_it_counted(tmp
     again = run("train", "sft", "--preset", "tiny", "--out", out, "--quiet")
     assert again.returncode != 0 and "already holds a run" in again.stderr
     assert "Traceback" not in again.stderr and len(again.stderr.strip().splitlines()) == 1
+
+
+def test_the_result_line_says_what_its_seconds_count(tmp_path, monkeypatch, capsys):
+    """`train`'s line pairs each figure with what it measured: summary.json's `seconds` (the training
+    loop) as the training steps', eval.seconds as the evaluation's, and the whole command's, which holds
+    both; an evaluation made 1 s slower shows in its own figure."""
+    real = cli._evaluate
+
+    def slower(*args, **kwargs):
+        time.sleep(1.0)
+        return real(*args, **kwargs)
+    monkeypatch.setattr(cli, "_evaluate", slower)
+    monkeypatch.delenv("UNIFIED_RL_MAX_STEPS", raising=False)
+    cli.main(["train", "sft", "--preset", "tiny", "--out", str(tmp_path / "run"), "--quiet"])
+    line = capsys.readouterr().out.strip().splitlines()[-1]
+    s = json.load(open(tmp_path / "run" / "summary.json"))
+
+    def secs(x):
+        return f"{x:.1f} s" if x < 10 else f"{x:.0f} s"
+    said = re.search(r"\(on (\S+): (\d+) training steps (.+? s), the evaluation (.+? s); this command ([\d.]+) s in all\)",
+                     line)
+    assert said, line
+    assert said.groups()[:4] == (s["device"], str(s["steps_done"]), secs(s["seconds"]), secs(s["eval"]["seconds"]))
+    assert s["steps_done"] == 3 and s["eval"]["seconds"] >= 1.0
+    assert float(said[5]) >= s["seconds"] + s["eval"]["seconds"] - 0.1  # the command's time holds both (rounding)

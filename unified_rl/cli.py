@@ -8,9 +8,12 @@
 import argparse
 import contextlib
 import json
-import math
 import os
 import sys
+import time
+
+from . import catalogue  # what the parser and `methods` show, read without importing torch
+from .cli_args import Parser, at_least, check_writable, folder, ks, temperature
 
 EPILOG = """examples:
   python -m unified_rl train sft  --preset cpu --out runs/sft      # ~1 min on a laptop CPU
@@ -27,84 +30,37 @@ Under torchrun (or accelerate launch --multi_gpu) each process is one rank of a 
 and rank 0 alone writes OUT (README, "Beyond one machine")."""
 
 
-class _Parser(argparse.ArgumentParser):
-    def error(self, message):  # one clear line, no usage dump
-        self.exit(2, f"{self.prog}: error: {message} (see --help)\n")
-
-
-def _ks(text):
-    try:
-        ks = [int(x) for x in text.split(",") if x.strip()]
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"--k takes comma-separated integers, got {text!r}") from None
-    if not ks or min(ks) < 1:
-        raise argparse.ArgumentTypeError(f"--k values must be >= 1, got {text!r}")
-    return ks
-
-
-def _at_least(low):
-    def parse(text):
-        try:
-            v = int(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
-        if v < low:
-            raise argparse.ArgumentTypeError(f"expected a number >= {low}, got {v}")
-        return v
-    return parse
-
-
-_positive, _one_or_more = _at_least(0), _at_least(1)
-
-
-def _temperature(text):
-    """A sampling temperature: a finite number > 0 (inf and nan would end in a sampling error or
-    in JSON that is not JSON)."""
-    try:
-        v = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
-    if not math.isfinite(v) or v <= 0:
-        raise argparse.ArgumentTypeError(f"expected a finite number > 0, got {text!r}")
-    return v
-
-
-def _folder(text):
-    if not text.strip():
-        raise argparse.ArgumentTypeError("is empty (an unset shell variable?); give a folder such as runs/NAME")
-    return text
-
-
 def build_parser():
-    from .methods import METHODS
-    from .presets import PRESETS
-    from .worlds import world_of
-
-    p = _Parser(prog="python -m unified_rl", formatter_class=argparse.RawDescriptionHelpFormatter,
-                description=f"Train and evaluate {len(METHODS)} post-training methods (DeepSeekMath's SFT, "
-                            "RFT, online RFT, DPO, PPO, GRPO and those after them: `methods` lists them) "
-                            "through one gradient (DeepSeekMath eq 5).", epilog=EPILOG)
-    sub = p.add_subparsers(dest="command", required=True, parser_class=_Parser)
+    known = catalogue.load()  # the registries' names, from catalogue.json in a fresh process
+    methods, presets, experiments = ([row["name"] for row in known[k]] for k in ("methods", "presets",
+                                                                                   "experiments"))
+    labs = [row["name"] for row in known["presets"] if row["kind"] == "lab"]
+    p = Parser(prog="python -m unified_rl", formatter_class=argparse.RawDescriptionHelpFormatter,
+               description=f"Train and evaluate {len(methods)} post-training methods (DeepSeekMath's SFT, "
+                           "RFT, online RFT, DPO, PPO, GRPO and those after them: `methods` lists them) "
+                           "through one gradient (DeepSeekMath eq 5).", epilog=EPILOG)
+    sub = p.add_subparsers(dest="command", required=True, parser_class=Parser)
+    p.commands = sub.choices
     sub.add_parser("methods", help="list the methods: data source, reward, gradient coefficient")
     t = sub.add_parser("train", help="train one method and evaluate it on held-out questions")
-    t.add_argument("method", choices=list(METHODS), metavar="METHOD", help=f"one of: {', '.join(METHODS)}")
-    t.add_argument("--preset", default="auto", choices=[*PRESETS, "auto"], help="cpu, gpu, or auto (gpu if CUDA) [auto]")
+    t.add_argument("method", choices=methods, metavar="METHOD", help=f"one of: {', '.join(methods)}")
+    t.add_argument("--preset", default="auto", choices=[*presets, "auto"], help="cpu, gpu, or auto (gpu if CUDA) [auto]")
     t.add_argument("--init", help="checkpoint to start from (default: cached SFT model; sft starts from scratch)")
-    t.add_argument("--steps", type=_positive, help="optimizer steps (default: the preset's)")
-    t.add_argument("--seed", type=_positive, default=0, help="random seed [0]")
-    t.add_argument("--out", required=True, type=_folder, help="folder for summary.json, metrics.jsonl, checkpoint/")
+    t.add_argument("--steps", type=at_least(0), help="optimizer steps (default: the preset's)")
+    t.add_argument("--seed", type=at_least(0), default=0, help="random seed [0]")
+    t.add_argument("--out", required=True, type=folder, help="folder for summary.json, metrics.jsonl, checkpoint/")
     t.add_argument("--resume", action="store_true", help="continue the run saved in OUT where it stopped "
                    "(the same settings; --init is refused: the run continues from its own checkpoint)")
     t.add_argument("--overwrite", action="store_true", help="replace a run already in OUT (only a run folder "
                    "holding nothing but the run's own files)")
-    t.add_argument("--save-every", type=_one_or_more, help="steps between saves of OUT (default: the preset's eval_every)")
+    t.add_argument("--save-every", type=at_least(1), help="steps between saves of OUT (default: the preset's eval_every)")
     t.add_argument("--quiet", action="store_true", help="no progress bar")
     t.add_argument("--model", help="a pretrained chat model: smollm2 (offline), a folder or a hub name "
                                    "(preset llm-cpu, or llm-gpu with CUDA, unless --preset says)")
     t.add_argument("--task", help="with --model: words, words:DIGITS, gsm8k or gsm8k:FILE.jsonl [the preset's]")
-    t.add_argument("--lora-r", type=_positive, help="with --model: LoRA rank, 0 for full fine-tuning (switching "
+    t.add_argument("--lora-r", type=at_least(0), help="with --model: LoRA rank, 0 for full fine-tuning (switching "
                                                     "between them switches the preset's learning rate too)")
-    t.add_argument("--micro-batch", type=_positive, help="with --model: rows per forward-backward (0: all)")
+    t.add_argument("--micro-batch", type=at_least(0), help="with --model: rows per forward-backward (0: all)")
     t.add_argument("--dtype", choices=["auto", "float32", "bfloat16", "float16", "float64"],
                    help="with --model: the weights' dtype")
     t.add_argument("--grad-checkpointing", action="store_true", help="with --model: recompute activations")
@@ -112,22 +68,21 @@ def build_parser():
                                                       "(FSDP2, per decoder layer)")
     e = sub.add_parser("evaluate", help="greedy accuracy, Pass@K and Maj@K of a checkpoint")
     e.add_argument("checkpoint", help="a folder saved by train (OUT/checkpoint) or any causal LM path")
-    e.add_argument("--preset", default="auto", choices=[*PRESETS, "auto"],
+    e.add_argument("--preset", default="auto", choices=[*presets, "auto"],
                    help="which held-out questions [auto: a run's own, read from its summary.json; else by the "
                         "checkpoint's kind: a chat model llm-cpu/llm-gpu, the lab's model cpu/gpu]")
-    e.add_argument("--samples", type=_one_or_more, default=None, help="samples per question (default: the largest k)")
-    e.add_argument("--k", type=_ks, default=[1, 4, 16], help="comma-separated K values [1,4,16]")
-    e.add_argument("--temperature", type=_temperature, default=0.7, help="sampling temperature [0.7]")
-    e.add_argument("--problems", type=_one_or_more, default=None, help="held-out questions for Pass/Maj@K")
-    e.add_argument("--seed", type=_positive, default=0, help="seed of the sampled answers [0]")
-    e.add_argument("--out", required=True, type=_folder, help="JSON file to write")
-    from .experiments import EXPERIMENTS
+    e.add_argument("--samples", type=at_least(1), default=None, help="samples per question (default: the largest k)")
+    e.add_argument("--k", type=ks, default=[1, 4, 16], help="comma-separated K values [1,4,16]")
+    e.add_argument("--temperature", type=temperature, default=0.7, help="sampling temperature [0.7]")
+    e.add_argument("--problems", type=at_least(1), default=None, help="held-out questions for Pass/Maj@K")
+    e.add_argument("--seed", type=at_least(0), default=0, help="seed of the sampled answers [0]")
+    e.add_argument("--out", required=True, type=folder, help="JSON file to write")
     r = sub.add_parser("reproduce", help="run one of the paper's §5.2 experiments end to end")
-    r.add_argument("name", choices=list(EXPERIMENTS), metavar="NAME", help=f"one of: {', '.join(EXPERIMENTS)}")
-    r.add_argument("--preset", default="auto", choices=[*(n for n in PRESETS if world_of(n).kind == "lab"), "auto"],
+    r.add_argument("name", choices=experiments, metavar="NAME", help=f"one of: {', '.join(experiments)}")
+    r.add_argument("--preset", default="auto", choices=[*labs, "auto"],
                    help="cpu, gpu, or auto [auto]")
-    r.add_argument("--seeds", type=_one_or_more, default=3, help="independent seeds, for the spread [3]")
-    r.add_argument("--out", required=True, type=_folder, help="folder for NAME.json and NAME.png")
+    r.add_argument("--seeds", type=at_least(1), default=3, help="independent seeds, for the spread [3]")
+    r.add_argument("--out", required=True, type=folder, help="folder for NAME.json and NAME.png")
     r.add_argument("--overwrite", action="store_true", help="replace an existing OUT/NAME.json")
     r.add_argument("--quiet", action="store_true", help="no progress bars")
     return p
@@ -139,34 +94,19 @@ def _write_json(path, obj):
         json.dump(obj, f, indent=2, allow_nan=False)
 
 
-def _name(obj):
-    """A readable name for a component: a function's or class's own, else its class's."""
-    return getattr(obj, "__name__", None) or type(obj).__name__
-
-
-def _options(m):
-    """A method's settings that pick among named choices, as "field = a | b | c" (its default first)."""
-    import dataclasses
-
-    if m.hparams is None:
-        return ""
-    fields = [f for f in dataclasses.fields(m.hparams) if "choices" in f.metadata]
-    return "".join(f"; {f.name} = " + " | ".join(map(str, dict.fromkeys([getattr(m.hparams, f.name), *f.metadata["choices"]])))
-                   for f in fields)
-
-
 def cmd_methods(args):
-    from .methods import METHODS
-    rows = [(m.name, _name(m.data_source), _name(m.reward) if m.reward else "human selection",
-             _name(m.coefficient), m.paper, m.summary + _options(m)) for m in METHODS.values()]
+    rows = [(m["name"], m["data_source"], m["reward"], m["gc"], m["paper"],
+             m["summary"] + "".join(f"; {o['name']} = {' | '.join(o['choices'])}" for o in m["settings"]))
+            for m in catalogue.load()["methods"]]
     head = ("method", "data source", "reward", "GC", "paper")
     widths = [max(len(r[i]) for r in rows + [head]) for i in range(4)]
     print("  ".join(h.ljust(w) for h, w in zip(head, widths)) + "  paper")
-    for r in rows:  # one aligned line per method, then what it does
+    for r in rows:  # one aligned line per method, then what it does and its settings (the default first)
         print("  ".join(c.ljust(w) for c, w in zip(r, widths)) + f"  {r[4]}\n{'':{widths[0]}}  {r[5]}")
 
 
 def cmd_train(args):
+    _quiet_libraries()
     from . import distributed
     from .runs import check_out, hold
     from .trainer import ready_before_ranks, save_run, train
@@ -188,16 +128,30 @@ def cmd_train(args):
         lab = run.lab
         # seeded as `evaluate --seed` is, on the same questions: the two give the same numbers (in one
         # process; under torchrun each question has its own stream of the seed, on any number of ranks)
+        evaluating = time.monotonic()
         run.summary["eval"] = _evaluate(lab.policy, lab.tokenizer, lab.test_problems, preset.k_problems,
                                         preset.k_samples, [k for k in (1, 4, 16) if k <= preset.k_samples],
                                         0.7, args.seed, args.quiet or not distributed.is_main())
+        run.summary["eval"]["seconds"] = round(time.monotonic() - evaluating, 2)
         save_run(run)
     if not distributed.is_main():
         return
     ev = run.summary["eval"]
     print(f"{args.method}: held-out greedy accuracy {ev['accuracy']:.3f}, pass@1 {ev['pass_at_k']['1']:.3f}, "
           f"maj@{max(map(int, ev['maj_at_k']))} {ev['maj_at_k'][max(ev['maj_at_k'], key=int)]:.3f} "
-          f"({run.summary['seconds']:.0f} s on {run.summary['device']}) -> {args.out} ({_sizes(args.out)})")
+          f"({timing(run.summary, len(run.metrics), time.monotonic() - args.started)}) -> {args.out} "
+          f"({_sizes(args.out)})")
+
+
+def timing(summary, steps, total):
+    """The result line's seconds, each named: the training loop's, the final evaluation's, the whole command's."""
+    # summary["seconds"] (loop.fit): wall time of the run's steps (a resumed run's earlier ones too), their
+    # periodic greedy checks and saves included; not the SFT cache, the model's load, this evaluation or
+    # the final save. `total`: from main's start, the imports included, to this line.
+    def secs(x):
+        return f"{x:.1f} s" if x < 10 else f"{x:.0f} s"
+    return f"on {summary['device']}: {steps} training steps {secs(summary['seconds'])}, the evaluation " \
+           f"{secs(summary['eval']['seconds'])}; this command {secs(total)} in all"
 
 
 def _sizes(out):
@@ -244,6 +198,8 @@ def _evaluate(policy, tokenizer, problems, k_problems, samples, ks, temperature,
 
 
 def cmd_evaluate(args):
+    check_writable(args.out)  # before the model is loaded and sampled, before transformers is imported
+    _quiet_libraries()
     from .trainer import plain_load_error
     from .worlds import evaluation_preset, splits_of, world_of
 
@@ -263,6 +219,7 @@ def cmd_evaluate(args):
 
 
 def cmd_reproduce(args):
+    _quiet_libraries()
     from .experiments import EXPERIMENTS
     from .presets import get_preset
 
@@ -280,23 +237,38 @@ def cmd_reproduce(args):
 COMMANDS = {"methods": cmd_methods, "train": cmd_train, "evaluate": cmd_evaluate, "reproduce": cmd_reproduce}
 
 
-def main(argv=None):
-    args = build_parser().parse_args(argv)
+class _NotRaised(Exception):
+    """Stands for distributed.py's errors in a process that never imported it (`methods`)."""
+
+
+def _distributed(name, default):
+    """distributed.py's `name` if a command imported it (and so could have raised its errors), else `default`."""
+    module = sys.modules.get(f"{__package__}.distributed")
+    return default if module is None else getattr(module, name)
+
+
+def _quiet_libraries():
+    """For the commands that load models; `methods` and --help never import transformers."""
     from huggingface_hub.utils import logging as hub_logging
     from transformers.utils import logging as hf_logging
     hub_logging.set_verbosity_error()  # an unreachable hub is reported once, below, not per retry
     hf_logging.set_verbosity_error()  # a mismatched checkpoint is our one line, not transformers' report
-    from .distributed import ElsewhereError, PeerLost, current
+
+
+def main(argv=None):
+    started = time.monotonic()
+    args = build_parser().parse_args(argv)
+    args.started = started  # what `train`'s line counts as the whole command
     try:
         COMMANDS[args.command](args)
     except BrokenPipeError:  # `... | head` closed the pipe: not an error of ours
         sys.stderr.close()
-    except ElsewhereError:  # rank 0 refused the run and said why, once
+    except _distributed("ElsewhereError", _NotRaised):  # rank 0 refused the run and said why, once
         sys.exit(1)
-    except PeerLost as e:  # another rank failed (its line says why) or stalled: one line, no traceback
+    except _distributed("PeerLost", _NotRaised) as e:  # another rank failed (its line says why) or stalled
         sys.exit(f"python -m unified_rl {args.command}: error: {e}")
     except ValueError as e:  # bad input found past argparse: one line, no traceback
-        world = current()
+        world = _distributed("current", lambda: None)()
         where = f" (rank {world.rank} of {world.size})" if world is not None and world.size > 1 else ""
         sys.exit(f"python -m unified_rl {args.command}: error{where}: {e}")
     except OSError as e:  # a full disk, a folder we may not write
