@@ -23,7 +23,7 @@ TAG = "_simulated_cuda"
 SYNCS = {"item", "tolist", "__bool__", "__int__", "__float__", "__index__", "cpu", "numpy", "nonzero",
          "masked_select", "unique", "equal", "allclose", "is_nonzero", "__repr__", "__format__"}
 # calls that may mix devices on a GPU: indexing by CPU indices, copies, moves
-MIXES = {"__getitem__", "__setitem__", "copy_", "to", "cpu", "cuda", "index_put_", "index_put", "__set__",
+MIXES = {"__getitem__", "__setitem__", "copy_", "to", "cpu", "cuda", "index_put_", "index_put", "__set__", "__deepcopy__",
          "_has_compatible_shallow_copy_type"}
 TORCH = os.path.dirname(torch.__file__)
 HERE = os.path.abspath(__file__)
@@ -94,8 +94,9 @@ class SimulatedCuda(TorchFunctionMode):
         if name in ("to", "cuda") and args and torch.is_tensor(args[0]):
             target = [a for a in list(args[1:]) + [kwargs.get("device")] if isinstance(a, (str, torch.device))]
             if name == "cuda" or (target and _is_cuda(target[0])):
-                kwargs.pop("device", None)
-                out = args[0] if name == "cuda" else func(*[a for a in args if a is not target[0]], **kwargs)
+                if "device" in kwargs:
+                    kwargs["device"] = "cpu"
+                out = args[0] if name == "cuda" else func(*[("cpu" if a is target[0] else a) for a in args], **kwargs)
                 if out is args[0] and not is_tagged(out):  # a move to CUDA copies; a tensor there stays itself
                     out = out.clone()
                 return tag(out)
@@ -108,7 +109,11 @@ class SimulatedCuda(TorchFunctionMode):
         if tagged and name in SYNCS:
             self._sync(name)
             out = func(*args, **kwargs)
-            return out.clone() if name == "cpu" else out
+            if name == "cpu":
+                return out.clone()  # a copy on the host, untagged
+            if name in ("nonzero", "masked_select", "unique"):  # a result on the GPU, its size read on the host
+                tree_map(lambda t: tag(t) if torch.is_tensor(t) else t, out)
+            return out
         if tagged and name == "__getitem__" and any(torch.is_tensor(t) and t.dtype == torch.bool
                                                     for t in tree_flatten(args[1:])[0]):
             self._sync("boolean indexing")
@@ -118,7 +123,8 @@ class SimulatedCuda(TorchFunctionMode):
                 where = _owner(sys._getframe(1))[1]
                 self.mixed.append((name, where))
                 raise RuntimeError(f"Expected all tensors to be on the same device, but found at least two "
-                                   f"devices, cuda:0 and cpu! ({name} at {where}, simulated)")
+                                   f"devices, cuda:0 and cpu! ({name} at {where}, simulated: CPU tensors of shapes "
+                                   f"{[tuple(t.shape) for t in plain]})")
         out = func(*args, **kwargs)
         if tagged or to_cuda:
             tree_map(lambda t: tag(t) if torch.is_tensor(t) else t, out)

@@ -23,14 +23,14 @@ import pytest
 import torch
 
 from _cuda_sim import SimulatedCuda, tag
-from unified_rl import sampling
+from unified_rl import sampling, words, worlds
 from unified_rl.advantages import decoupled
 from unified_rl.methods import METHODS
 from unified_rl.models import ValueModel
 from unified_rl.presets import get_preset
 from unified_rl.rewards import rule_reward
 from unified_rl.sampling import sample, token_logp
-from unified_rl.trainer import make_lab, train
+from unified_rl.trainer import llm_preset, make_lab, train
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
 from gpu_phases import scoring_lab  # noqa: E402
@@ -264,3 +264,39 @@ def test_the_gpu_tests_start_from_a_model_that_scores(cpu_lab):
         right = rule_reward(r.problems, r.texts).view(16, 4).sum(1)
         n_mixed = int(((right > 0) & (right < 4)).sum())
         assert (n_mixed >= 4) if mixed else (right.sum() == 0), (n_mixed, r.texts[:8])
+
+
+@pytest.fixture(scope="module")
+def tiny_chat(tmp_path_factory):
+    from _tiny_llm import save_tiny
+    return str(save_tiny("qwen2", tmp_path_factory.mktemp("tiny") / "qwen2"))
+
+
+@pytest.mark.parametrize("lora_r", [4, 0])
+def test_a_chat_model_in_bf16_steps_on_a_simulated_cuda_device(monkeypatch, tiny_chat, lora_r):
+    """llm-gpu's path on a simulated GPU: bf16 weights under LoRA (float32 master weights without it),
+    bf16 autocast, micro-batches; no op mixes devices, the trained weights keep their dtype and move."""
+    monkeypatch.setattr(words.WordProblem, "parse", lambda self, text: self.answer if len(text) % 2 else None)
+    monkeypatch.setattr(torch.cuda, "is_bf16_supported", lambda *a, **k: True)
+    monkeypatch.setattr(worlds, "pick_device", lambda prefer=None: torch.device(prefer or "cuda"))
+    p = llm_preset("llm-gpu", model=tiny_chat, task="words:1", llm={"micro_batch": 3, "lora_r": lora_r}).with_(
+        rl={"prompts_per_step": 2, "group_size": 2, "frozen_samples": 4}, task={"max_new_tokens": 6}, n_test=4,
+        n_rl=8, n_sft=8, eval_problems=4)
+    with bf16_on_the_cpu(monkeypatch):
+        lab = make_lab(p.with_(llm={"dtype": "bfloat16"}), device="cpu")  # what dtype auto is on a bf16 GPU
+        lab = dataclasses.replace(lab, device=torch.device("cuda", 0))
+        tag(lab.policy, lab.ref)
+        trained = [q for q in lab.policy.parameters() if q.requires_grad]
+        before = [q.detach().clone() for q in trained]
+        with SimulatedCuda() as sim:
+            for method in ("grpo", "ppo", "dpo"):
+                train(method, lab=lab, steps=2, progress=False, eval_every=0)
+    assert sim.mixed == []
+    assert all(q.dtype == torch.float32 for q in trained)
+    frozen = {q.dtype for q in lab.policy.parameters() if not q.requires_grad}
+    assert frozen == ({torch.bfloat16} if lora_r else set())
+    assert _moved_of(trained, before) == len(trained)
+
+
+def _moved_of(params, before):
+    return sum(not torch.equal(a, b) for a, b in zip(before, params))
