@@ -112,7 +112,7 @@ def compute(name, setting, update, draw):
     from unified_rl import paradigm, wiring
     from unified_rl.methods import METHODS
     from unified_rl.presets import RLConfig
-    m = METHODS[name]
+    m, setting = translate(name, setting)
     x = inputs(m, update, draw)
     cfg_over = {k: setting.get(k, v) for k, v in CFG_FIELDS.items()}
     cfg = dataclasses.replace(RLConfig(), **cfg_over)
@@ -126,6 +126,32 @@ def compute(name, setting, update, draw):
         return wiring.coefficient_of(m, step)
     except ValueError as e:
         return f"ValueError: {e}"
+
+
+# The settings' names and meanings as the record wrote them, and today's (tests/test_coefficient_record.py):
+# verl's names win, so the per-group token mean is group-token-mean and the batch's is token-mean (REINFORCE++ and
+# ReMax took "token-mean" over the batch already); "constant" with L = 1 is verl's seq-mean-token-sum; LUSPO's clip
+# is its policy term's (gspo_*); REINFORCE++'s kl_in="loss" was a k3 penalty in the loss: another composition.
+OLD_AGGREGATION = {"token-mean": "group-token-mean", "batch-token-mean": "token-mean"}
+BATCH_TOKEN_MEAN = ("reinforce++", "remax")
+TOKEN_SUM = ("rloo", "remax", "opo")  # recorded with the constant aggregation and L = 1 as their default
+RENAMED = {"luspo_clip_eps": "gspo_clip_eps", "luspo_clip_eps_high": "gspo_clip_eps_high"}
+
+
+def translate(name, setting):
+    """(the Method, its settings today) of a recorded (name, settings)."""
+    import dataclasses as dc
+    from unified_rl.methods import METHODS, ROWS
+    setting = {RENAMED.get(k, k): v for k, v in setting.items()}
+    if "aggregation" in setting:
+        agg = setting["aggregation"]
+        setting["aggregation"] = "token-mean" if name in BATCH_TOKEN_MEAN and agg.endswith("token-mean") and agg != "seq-mean-token-mean" else OLD_AGGREGATION.get(agg, agg)
+    if name in TOKEN_SUM and "max_len" in setting and "aggregation" not in setting:
+        setting["aggregation"] = "constant"
+    if name == "reinforce++" and setting.pop("kl_in", "return") == "loss":
+        row = next(r for r in ROWS if r.name == name)
+        return dc.replace(row, kl="k3", kl_in="loss").method(), setting
+    return METHODS[name], setting
 
 
 def cases():

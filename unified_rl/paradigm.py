@@ -80,6 +80,8 @@ class Method:
                  its fields as it sets RLConfig's, so a new method needs no new RLConfig field.
     defaults:    fields of its preset section this method changes from the shared ones.
     paper:       where the method is defined, e.g. "DeepSeekMath eq 19-21, arXiv 2402.03300".
+    composition: the parts it is made of (parts.Composition), for a method built by `parts.compose`.
+    ships_in:    where it ships ("paper", "TRL", "verl").
     """
 
     name: str
@@ -97,6 +99,8 @@ class Method:
     defaults: dict = field(default_factory=dict)
     paper: str = ""
     summary: str = ""
+    composition: Any = None
+    ships_in: tuple = ()
 
     def __post_init__(self):
         if self.section not in SECTIONS:
@@ -126,6 +130,8 @@ class Step:
     cfg: Any  # the run's RLConfig
     hp: Any = None  # the run's Method.hparams, or None
     targets: Any = None  # ExtraLoss.targets of this batch, or None
+    across: Any = None  # reductions over every rank's rows (sum, max, min, gather) in a distributed run, else None:
+    # the world travels on the step, so no part and no method knows of the process group
 
 
 @dataclass
@@ -142,7 +148,7 @@ class TensorBatch:
 
 
 def step_from_tensors(logp, mask, cfg, *, logp_ref=None, logp_old=None, scores=None, adv=None,
-                      group_size=1, hp=None, targets=None, truncated=None, entropy=None):
+                      group_size=1, hp=None, targets=None, truncated=None, entropy=None, across=None):
     """A Step from bare tensors, to call `METHODS[name].coefficient` outside a run (widgets, tests).
 
     logp_old defaults to logp.detach() (on-policy). Row layout is the method's data source's: DPO
@@ -153,4 +159,4 @@ def step_from_tensors(logp, mask, cfg, *, logp_ref=None, logp_old=None, scores=N
     logp = _checks.per_token(logp, "logp", mask)
     logp_old = logp.detach() if logp_old is None else logp_old
     batch = TensorBatch(mask, group_size, truncated, entropy)
-    return Step(batch, scores, logp, logp_old, logp_ref, adv, cfg, hp, targets)
+    return Step(batch, scores, logp, logp_old, logp_ref, adv, cfg, hp, targets, across)

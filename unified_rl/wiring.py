@@ -11,6 +11,7 @@ from typing import Any
 
 import torch
 
+from . import distributed
 from .paradigm import Step
 from .sampling import token_logp
 from .worlds import world_of
@@ -86,8 +87,10 @@ def prepare(method, lab, batch, extra=None, scores=None):
 
 
 def step_of(prep, logp, logp_old, cfg, hp=None):
-    """The Step of one update: `logp` with grad, `logp_old` the policy's when the batch's updates began."""
-    return Step(prep.batch, prep.scores, logp, logp_old, prep.logp_ref, prep.adv, cfg, hp, prep.targets)
+    """The Step of one update: `logp` with grad, `logp_old` the policy's when the batch's updates began; the
+    world's reductions over the ranks' rows travel on it (`Step.across`, None in one process)."""
+    return Step(prep.batch, prep.scores, logp, logp_old, prep.logp_ref, prep.adv, cfg, hp, prep.targets,
+                distributed.across())
 
 
 def coefficient_of(method, step):

@@ -1,14 +1,29 @@
-"""The gradient coefficients of DeepSeekMath's six methods (appendix A.1, eq 7-21).
+"""The gradient coefficients of DeepSeekMath's six methods (appendix A.1, eq 7-21) as pure tensor functions.
 
-GC is |o| times the derivative of the method's objective J with respect to log pi_theta(o_t | ...):
-plug it into `paradigm.surrogate_loss` and the gradient is exactly grad J (tests/test_oracle.py).
-Every function is pure, returns a detached (B, T) tensor that is 0 off the mask, and names the
-equation it implements. Conventions and shapes: docs/ARCHITECTURE.md ("The core contract").
+GC is |o| times the derivative of the method's objective J with respect to log pi_theta(o_t | ...): plug it into
+`paradigm.surrogate_loss` and the gradient is exactly grad J (tests/test_oracle.py). Each function below is the
+paper's method as a composition of parts (parts/: SFT is 1 x REINFORCE, RFT I(o) x REINFORCE, PPO GAE's A x PPO's
+clip, GRPO A-hat x PPO's clip + k3), called on bare tensors: the same code the trainer runs, written once.
+Every function returns a detached (B, T) tensor that is 0 off the mask. Conventions: docs/ARCHITECTURE.md.
 """
+
+from types import SimpleNamespace
 
 import torch
 
-from .. import _checks, advantages
+from .. import _checks
+from ..paradigm import step_from_tensors
+from ..parts import Composition, settings_class
+
+_COMPOSITIONS = {}
+
+
+def _composition(*parts):
+    """The Composition of `parts` (advantage, policy, kl) with its default settings, made once per process."""
+    if parts not in _COMPOSITIONS:
+        bare = Composition(*parts)
+        _COMPOSITIONS[parts] = Composition(*parts, settings=settings_class("PaperConfig", bare)())
+    return _COMPOSITIONS[parts]
 
 
 def _mask(mask):
@@ -20,13 +35,20 @@ def _seq_mean(x, mask):
     return (x * mask).sum(-1) / mask.sum(-1)
 
 
+def _gc(parts, mask, logp=None, *, beta=0.0, clip_eps=None, **tensors):
+    mask = _mask(mask)
+    logp = torch.zeros_like(mask) if logp is None else logp
+    cfg = SimpleNamespace(beta=beta, clip_eps=0.2 if clip_eps is None else clip_eps)
+    return _composition(*parts).coefficient(step_from_tensors(logp, mask, cfg, **tensors))
+
+
 def sft(mask):
     """Eq 7: GC = 1 on every token of the human-written response.
 
     >>> sft(torch.tensor([[0., 1., 1.]]))
     tensor([[0., 1., 1.]])
     """
-    return _mask(mask).clone()
+    return _gc(("one", "reinforce"), mask)
 
 
 def rft(correct, mask):
@@ -36,11 +58,7 @@ def rft(correct, mask):
     tensor([[1., 1.],
             [0., 0.]])
     """
-    mask = _mask(mask)
-    correct = _checks.per_sequence(correct, "correct", mask.shape[0]).to(mask.dtype)
-    if not ((correct == 0) | (correct == 1)).all():
-        raise ValueError("correct must contain only 0 and 1 (the indicator I(o))")
-    return correct.detach()[:, None] * mask  # (B, T), detached like every GC
+    return _gc(("indicator", "reinforce"), mask, scores=correct)
 
 
 def online_rft(correct, mask):
@@ -72,13 +90,11 @@ def dpo(logp_chosen, logp_ref_chosen, mask_chosen, logp_rejected, logp_ref_rejec
     return c[:, None] * mc, -c[:, None] * mr
 
 
-def _clipped(adv, logp, logp_old, clip_eps, mask):
-    """d/dlogp of min(r A, clip(r, 1-eps, 1+eps) A): r*A where the unclipped term is active, else 0."""
-    ratio = torch.exp(_checks.per_token(logp, "logp", mask).detach()
-                      - _checks.per_token(logp_old, "logp_old", mask))  # (B, T)
-    clip_eps = _checks.scalar(clip_eps, "clip_eps", low=0.0)
-    clipped = ((adv > 0) & (ratio > 1 + clip_eps)) | ((adv < 0) & (ratio < 1 - clip_eps))
-    return torch.where(clipped, torch.zeros_like(adv), ratio * adv)
+def _clip(logp, logp_old, clip_eps, name):
+    if logp is not None or logp_old is not None or clip_eps is not None:
+        if logp_old is None or clip_eps is None:
+            raise ValueError(f"the clipped {name} coefficient needs logp, logp_old and clip_eps together")
+        _checks.scalar(clip_eps, "clip_eps", low=0.0)
 
 
 def ppo(adv, mask, *, logp=None, logp_old=None, clip_eps=None):
@@ -89,13 +105,10 @@ def ppo(adv, mask, *, logp=None, logp_old=None, clip_eps=None):
     >>> ppo(torch.tensor([[0.5, -1.0]]), torch.ones(1, 2))
     tensor([[ 0.5000, -1.0000]])
     """
-    mask = _mask(mask)
-    adv = _checks.per_token(adv, "adv", mask).detach()
-    if logp is not None or logp_old is not None or clip_eps is not None:
-        if logp is None or logp_old is None or clip_eps is None:
-            raise ValueError("the clipped PPO coefficient needs logp, logp_old and clip_eps together")
-        adv = _clipped(adv, logp, logp_old, clip_eps, mask)
-    return adv * mask
+    if (logp is None) != (logp_old is None):
+        raise ValueError("the clipped PPO coefficient needs logp, logp_old and clip_eps together")
+    _clip(logp, logp_old, clip_eps, "PPO")
+    return _gc(("gae", "vanilla"), mask, logp, clip_eps=clip_eps, adv=adv, logp_old=logp_old)
 
 
 def grpo(rewards, group_size, logp, logp_ref, mask, beta, eps=1e-6, *, adv=None, logp_old=None, clip_eps=None):
@@ -109,24 +122,19 @@ def grpo(rewards, group_size, logp, logp_ref, mask, beta, eps=1e-6, *, adv=None,
     tensor([[ 0.7071],
             [-0.7071]])
     """
-    mask = _mask(mask)
+    if adv is None and rewards is None:
+        raise ValueError("grpo needs rewards (outcome supervision) or adv (process supervision)")
+    if (logp_old is None) != (clip_eps is None):
+        raise ValueError("the clipped GRPO coefficient needs logp_old and clip_eps together")
     beta = _checks.scalar(beta, "beta", low=0.0)
-    if adv is None:
-        if rewards is None:
-            raise ValueError("grpo needs rewards (outcome supervision) or adv (process supervision)")
-        a = advantages.group_relative(rewards, group_size, eps)
-        if a.shape[0] != mask.shape[0]:
-            raise ValueError(f"rewards has {a.shape[0]} entries but mask has {mask.shape[0]} rows")
-        adv = a[:, None].to(mask.dtype).expand_as(mask)  # (B, T)
-    else:
+    eps = _checks.scalar(eps, "eps", low=0.0)
+    parts = ("grpo" if adv is None else "process", "vanilla", "k3")
+    comp = _composition(*parts)
+    hp = comp.settings if adv is not None or eps == 1e-6 else type(comp.settings)(adv_eps=eps)
+    mask = _mask(mask)
+    if adv is not None:
         _checks.groups(mask.shape[0], group_size)
-        adv = _checks.per_token(adv, "adv", mask)
-    adv = adv.detach()
-    if logp_old is not None or clip_eps is not None:
-        if logp_old is None or clip_eps is None:
-            raise ValueError("the clipped GRPO coefficient needs logp_old and clip_eps together")
-        adv = _clipped(adv, logp, logp_old, clip_eps, mask)
-    logp = _checks.per_token(logp, "logp", mask).detach()
-    logp_ref = _checks.per_token(logp_ref, "logp_ref", mask).detach()
-    kl_term = beta * torch.expm1(logp_ref - logp)  # beta * (pi_ref / pi - 1)
-    return (adv + kl_term) * mask
+    cfg = SimpleNamespace(beta=beta, clip_eps=0.2 if clip_eps is None else clip_eps)
+    step = step_from_tensors(logp, mask, cfg, logp_ref=logp_ref, logp_old=logp_old, scores=rewards, adv=adv,
+                             group_size=group_size, hp=hp)
+    return comp.coefficient(step)

@@ -3,7 +3,7 @@
 One group of four answers: o1 (right or wrong, |o1| tokens) and three others of 8 tokens (one
 right, two wrong). Left: the GC of o1's tokens against the ratio r = pi_theta / pi_old under
 GRPO's symmetric clip, DAPO's clip-higher and CISPO's clipped weight (every token of o1 at r), and
-GSPO's sequence clip with its own range (the paper's 3e-4 / 4e-4, GSPOConfig): there only o1's first
+GSPO's sequence clip with its own range (the paper's 3e-4 / 4e-4, the gspo policy term's settings): there only o1's first
 token is at r, so its sequence ratio is s = r^(1/|o1|), and one GC, s A or 0, holds on every token.
 Right: the push each token of o1 gets in eq 5 (GC / |o1|) against |o1| under the three
 aggregations. Every number comes from `unified_rl.coefficients` (policy.py, paper.py).
@@ -17,11 +17,11 @@ from matplotlib.figure import Figure
 from unified_rl import coefficients as C
 from unified_rl.course.i18n import t
 from unified_rl.course.explorer import Explorer, _slider
-from unified_rl.methods.policy_gradient import GSPOConfig
+from unified_rl.methods import METHODS, gc_of
 
 OTHERS = (1.0, 0.0, 0.0)  # rewards of o2..o4
 OTHER_LEN, MAX_LEN = 8, 16  # their length; the constant L of Dr. GRPO here
-GSPO_EPS, GSPO_EPS_HIGH = GSPOConfig().gspo_clip_eps, GSPOConfig().gspo_clip_eps_high  # GSPO's own range
+GSPO_EPS, GSPO_EPS_HIGH = METHODS["gspo"].hparams.gspo_clip_eps, METHODS["gspo"].hparams.gspo_clip_eps_high  # GSPO's own range
 GSPO_KEY = "GSPO: o₁'s 1st token at r (ε 3e-4/4e-4)"
 # the curves' keys (what tests and notebooks read) -> the catalogue key of their label (what a learner sees)
 _LABELS = {"GRPO / PPO clip": "w.pg.curve.grpo_clip", "DAPO clip-higher": "w.pg.curve.dapo_clip_higher",
@@ -50,7 +50,8 @@ def gspo_sequence(ratio, right, length, clip_eps=GSPO_EPS, clip_eps_high=GSPO_EP
     logp = old.clone()
     logp[0, 0] = torch.log(torch.as_tensor(ratio, dtype=torch.float64))  # one token moved
     s = torch.exp((logp[0] - old[0]).sum() / mask[0].sum())  # the geometric mean of o1's token ratios
-    gc = C.gspo(rewards, 4, logp, old, mask, clip_eps, clip_eps_high, aggregation="seq-mean-token-mean")
+    gc = gc_of("gspo", logp, mask, logp_old=old, scores=rewards, group_size=4,
+               settings={"gspo_clip_eps": clip_eps, "gspo_clip_eps_high": clip_eps_high})
     return s.item(), gc[0, :length]
 
 
@@ -63,10 +64,13 @@ def ratio_gcs(ratios, right, length, clip_eps, clip_eps_high):
     for r in torch.as_tensor(ratios, dtype=torch.float64):
         logp = old.clone()
         logp[0] = torch.log(r) * mask[0]  # o1 at ratio r, the others on-policy
-        agg = dict(aggregation="seq-mean-token-mean")  # the same aggregation: only the clip differs
+        agg = {"aggregation": "seq-mean-token-mean"}  # the same aggregation: only the clip differs
+        on = dict(logp_old=old, scores=rewards, group_size=4, clip_eps=clip_eps)
         out["GRPO / PPO clip"].append(C.grpo(rewards, 4, logp, logp, mask, 0.0, logp_old=old, clip_eps=clip_eps)[0, 0])
-        out["DAPO clip-higher"].append(C.dapo(rewards, 4, logp, old, mask, clip_eps, clip_eps_high, **agg)[0, 0])
-        out["CISPO weight"].append(C.cispo(rewards, 4, logp, old, mask, clip_eps_high, **agg)[0, 0])
+        out["DAPO clip-higher"].append(gc_of("dapo", logp, mask, settings={"clip_eps_high": clip_eps_high, **agg},
+                                             **on)[0, 0])
+        out["CISPO weight"].append(gc_of("cispo", logp, mask, settings={"cispo_clip_eps_high": clip_eps_high, **agg},
+                                         **on)[0, 0])
         out[GSPO_KEY].append(gspo_sequence(r, right, length)[1][0])
     return {k: torch.stack(v) for k, v in out.items()}
 
@@ -78,8 +82,10 @@ def length_pushes(lengths, right):
         rewards, mask = _group(right, int(n))
         z = torch.zeros_like(mask)
         out["GRPO: A-hat, 1/|o|"].append(C.grpo(rewards, 4, z, z, mask, 0.0)[0, 0] / n)
-        out["token-mean (DAPO)"].append(C.dapo(rewards, 4, z, z, mask)[0, 0] / n)
-        out[f"constant L = {MAX_LEN} (Dr. GRPO)"].append(C.dr_grpo(rewards, 4, z, z, mask, 0.0, MAX_LEN)[0, 0] / n)
+        out["token-mean (DAPO)"].append(gc_of("dapo", z, mask, logp_old=z, scores=rewards, group_size=4)[0, 0] / n)
+        out[f"constant L = {MAX_LEN} (Dr. GRPO)"].append(
+            gc_of("dr-grpo", z, mask, logp_ref=z, scores=rewards, group_size=4, beta=0.0,
+                  settings={"max_len": float(MAX_LEN)})[0, 0] / n)
     return {k: torch.stack(v) for k, v in out.items()}
 
 

@@ -22,7 +22,8 @@ REGISTRY = {**paper.REGISTRY}
 REGISTRY.update(preference.REGISTRY)  # IPO, SimPO, KTO, ORPO
 REGISTRY.update(policy_gradient.REGISTRY)  # Dr. GRPO, DAPO, GSPO, CISPO, RLOO, REINFORCE++, ReMax, aggregation, KL terms
 # -- GRPO's options, the methods TRL and verl ship
-from . import baselines, options, ratio_shapes  # noqa: E402
+from . import aggregations, baselines, options, ratio_shapes  # noqa: E402
+REGISTRY.update(aggregations.REGISTRY)  # every aggregation of parts/aggregations.py
 REGISTRY.update(options.REGISTRY)  # two-sided clip, the sequence-level KL correction, the kept tokens
 REGISTRY.update(ratio_shapes.REGISTRY)  # SAPO, VESPO, LUSPO, GMPO, Clip-Cov, KL-Cov
 REGISTRY.update(baselines.REGISTRY)  # GPG, OPO, Pass@k training, GDPO

@@ -49,20 +49,6 @@ def _weight(rows, aggregation):
     return tuple(w(len(row)) for row in rows for _ in row)
 
 
-def _aggregation(n, aggregation="seq-mean-token-mean"):
-    lengths = (n, n + 1)
-    l, A = _ragged("ell", lengths), sp.symbols("A_1:3", real=True)
-    J = _aggregate([[a * x for x in row] for row, a in zip(l, A)], aggregation)
-    adv = tuple(a for row, a in zip(l, A) for _ in row)
-    hand = tuple(w * a for w, a in zip(_weight(l, aggregation), adv))
-    notes = (Text("Per-token terms A_i ell_{{i,t}} aggregated by {aggregation}; two responses of {n} and "
-                  "{n_plus_1} tokens. The GC is A_i times the row factor of coefficients.aggregation_weight.",
-                  aggregation=aggregation, n=n, n_plus_1=n + 1),)
-    symbols = {"logp": _flat(l), "adv": A} | ({"max_len": L} if aggregation == "constant" else {})
-    return Derivation(f"aggregation: {aggregation}", "coefficients/policy_gradient.py", J, _gc(J, l), hand, None,
-                      symbols, notes=notes, scale="B\\,|o_i|")
-
-
 def _k3(x, ref):
     return sp.exp(ref - x) - (ref - x) - 1
 
@@ -265,7 +251,5 @@ def _kl(n, use, target=None):
 REGISTRY = {
     "dr_grpo": _dr_grpo, "dapo": _dapo, "gspo": _gspo, "cispo": _cispo, "rloo": _rloo,
     "reinforce_pp": _reinforce_pp, "remax": _remax,
-    **{f"aggregation_{a.replace('-', '_')}": (lambda n, a=a: _aggregation(n, a))
-       for a in ("seq-mean-token-mean", "token-mean", "batch-token-mean", "constant")},
     **{f"kl_{use}": (lambda n, use=use: _kl(n, use)) for use in KL_TARGETS},
 }

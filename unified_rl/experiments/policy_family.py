@@ -22,8 +22,6 @@ import torch
 
 from ..evaluation import greedy_accuracy
 from ..methods import METHODS
-from ..methods.baselines import BASELINES
-from ..methods.ratio_shapes import RATIO_SHAPES
 from ..rewards import rule_reward
 from ..sampling import sample
 from ..text import Text
@@ -53,7 +51,7 @@ class Budget:
     """answers sampled per question (temperature 1) for those lengths"""
 
 
-PEER_METHODS = ("grpo",) + tuple(m.name for m in RATIO_SHAPES + BASELINES)
+PEER_METHODS = ("grpo", "sapo", "vespo", "luspo", "gmpo", "clip-cov", "kl-cov", "gpg", "opo", "grpo-passk", "gdpo")
 """GRPO and the members TRL and verl ship (methods/ratio_shapes.py, baselines.py), as registered."""
 PEER_BUDGETS = {
     "cpu": Budget(methods=PEER_METHODS, aggregation_arms=()),

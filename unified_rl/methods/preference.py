@@ -1,4 +1,4 @@
-"""The preference family beside DPO as Method values: IPO, SimPO, KTO and ORPO.
+"""DPO (DeepSeekMath eq 12-14) and the preference family beside it as Method values: IPO, SimPO, KTO and ORPO.
 
 | method | data source      | reward       | GC                                                     |
 |--------|------------------|--------------|--------------------------------------------------------|
@@ -19,12 +19,74 @@ from dataclasses import dataclass, field, fields
 
 import torch
 
-from .. import coefficients as C, distributed, objectives as O
+from .. import coefficients as C, objectives as O
+from ..coefficients.dpo_losses import LOSS_TYPES, NORMS, check_settings
 from ..data import LabelledSamples, PreferencePairs, pairs
 from ..paradigm import Method
 from ..rewards import RuleReward
 
 rule = RuleReward()
+
+
+@dataclass(frozen=True)
+class DPOConfig:
+    """DPO's loss, as TRL's DPOConfig names it (each loss type's GC: coefficients/dpo_losses.py)."""
+
+    dpo_loss: str = field(default="sigmoid", metadata={"choices": LOSS_TYPES})
+    """TRL's loss_type: sigmoid is eq 12's log sigmoid; the others replace it (notebook 11's map)"""
+    dpo_norm: str = field(default="mean", metadata={"choices": NORMS})
+    """mean: per-token mean log-ratios, as eq 12 prints them (TRL's sigmoid_norm and ipo); sum: their
+    sums over the response, as the DPO paper and TRL's other loss types take them (a longer response
+    gets a GC |o| times larger). sigmoid_norm is always "mean", as in TRL"""
+    dpo_label_smoothing: float = 1e-3
+    """eps of robust (the probability a label is flipped), exo_pair (its target (1 - eps, eps)) and
+    aot: TRL's label_smoothing. 1e-3 is EXO's value; TRL's default 0 is refused by exo_pair and makes
+    robust and aot the plain sigmoid loss"""
+    dpo_discopop_tau: float = 0.05
+    """tau of discopop: the temperature of its blend of the logistic and exponential losses"""
+
+    def __post_init__(self):
+        check_settings(self.dpo_loss, self.dpo_norm, 1.0, self.dpo_label_smoothing, self.dpo_discopop_tau)
+
+
+def _dpo_args(step):
+    (lc, lr), (rc, rr), (mc, mr) = pairs(step.logp), pairs(step.logp_ref), pairs(step.batch.mask)
+    return lc, rc, mc, lr, rr, mr
+
+
+def _loss_settings(step):
+    hp = step.hp
+    return dict(norm=hp.dpo_norm, label_smoothing=hp.dpo_label_smoothing, discopop_tau=hp.dpo_discopop_tau)
+
+
+def _eq12(hp):
+    """Whether the run's loss is eq 12 as printed, the log sigmoid of mean log-ratios (TRL's sigmoid_norm);
+    so is a Step given no settings (paradigm.step_from_tensors)."""
+    return hp is None or hp.dpo_loss == "sigmoid_norm" or (hp.dpo_loss, hp.dpo_norm) == ("sigmoid", "mean")
+
+
+def _trl_loss_gc(step):
+    """The GC of another of TRL's loss types, or of sums in place of eq 12's means (notebook 11's map)."""
+    cc, cr = C.dpo_loss(step.hp.dpo_loss, *_dpo_args(step), step.cfg.dpo_beta, **_loss_settings(step))
+    return torch.cat([cc, cr]) * 2  # (2B, T): the x2 of dpo_gc
+
+
+def dpo_gc(step):
+    if not _eq12(step.hp):  # DPOConfig picked another loss: coefficients/dpo_losses.py
+        if step.hp.dpo_loss.startswith("aot") and getattr(step, "across", None) is not None:
+            raise ValueError(f"dpo_loss={step.hp.dpo_loss!r} ranks the margins over the whole batch, which a rank "
+                             "holding a share of it cannot do: run it in one process (without torchrun)")
+        return _trl_loss_gc(step)
+    (lc, lr), (rc, rr), (mc, mr) = pairs(step.logp), pairs(step.logp_ref), pairs(step.batch.mask)
+    cc, cr = C.dpo(lc, rc, mc, lr, rr, mr, step.cfg.dpo_beta)
+    # the surrogate averages over 2B rows, eq 12 over B pairs: x2 keeps the gradient exactly eq 13's
+    return 2 * torch.cat([cc, cr])  # (2B, T)
+
+
+def dpo_objective(step):
+    if _eq12(step.hp):
+        return O.dpo(*_dpo_args(step), step.cfg.dpo_beta)  # eq 12
+    return O.dpo_loss(step.hp.dpo_loss, *_dpo_args(step), step.cfg.dpo_beta, **_loss_settings(step))
 
 
 def _halves(*xs):
@@ -115,7 +177,7 @@ def _kto_inputs(step):
     if step.hp.kto_loss == "apo_zero_unpaired":
         return lp, ref, m, desirable, 0.0
     return lp, ref, m, desirable, C.kto_reference_point(lp_kl, ref_kl, m_kl, norm=step.hp.kto_norm,
-                                                        across=distributed.across())
+                                                        across=getattr(step, "across", None))
 
 
 def kto_gc(step):
@@ -171,4 +233,12 @@ ORPO = Method("orpo", PreferencePairs, rule, orpo_gc, objective=orpo_objective, 
               # alone) 0.82 at 1e-4: on the lab the SFT term does most of the work
               defaults={"lr": 1e-4, "steps": 60})
 
+DPO = Method("dpo", PreferencePairs, rule, dpo_gc, objective=dpo_objective, hparams=DPOConfig(),
+             paper="DeepSeekMath eq 12-14, arXiv 2402.03300" + "; Rafailov et al., arXiv 2305.18290",
+             summary="raise correct over incorrect SFT samples, relative to pi_ref",
+             # nothing but the saturating sigmoid stops DPO pushing rejected answers down, and its
+             # pairs never come from the policy it has become: held-out accuracy from SFT's 0.44
+             # peaked at 0.61 (lr 3e-5, step 25) then fell to 0.07 by step 150; at lr 1e-5 it was
+             # 0.53 at step 25, 0.51 at 50, 0.12 at 150. Short and gentle is DPO's regime here.
+             defaults={"lr": 1e-5, "steps": 30})
 PREFERENCE = (IPO, SIMPO, KTO, ORPO)

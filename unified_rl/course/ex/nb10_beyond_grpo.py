@@ -2,14 +2,15 @@
 loss, which KL GRPO's k3 penalty follows, and RLOO's baseline.
 
 In the notebook:  from unified_rl.course.ex.nb10_beyond_grpo import q1, q2, q3, q4, q5
-References are the package's own functions (`coefficients.dr_grpo`, `coefficients.cispo`,
+References are the package's own coefficients (the compositions `METHODS["dr-grpo"]` and `METHODS["cispo"]`,
 `kl.study`), never a copy; each exercise carries plausible wrong answers its checker must reject.
 """
 
 import sympy
 import torch
 
-from unified_rl import advantages, coefficients
+from unified_rl import advantages
+from unified_rl.methods import gc_of
 from unified_rl.course.exercises import ChoiceExercise, ExpressionExercise, FunctionExercise, ValueExercise
 from unified_rl.course.i18n import Msg
 
@@ -23,7 +24,19 @@ def _ragged(gen, n_groups, G):
     return B, mask, logp
 
 
-# q1 (implementation): Dr. GRPO's coefficient, on-policy, against coefficients.dr_grpo.
+def dr_grpo_gc(rewards, group_size, logp, logp_ref, mask, beta, max_len):
+    """Dr. GRPO's coefficient on-policy: the package's composition METHODS["dr-grpo"] on these tensors."""
+    return gc_of("dr-grpo", logp, mask, logp_ref=logp_ref, scores=rewards, group_size=group_size, beta=beta,
+                 settings={"max_len": max_len})
+
+
+def cispo_gc(rewards, group_size, logp, logp_old, mask, clip_eps_high):
+    """CISPO's coefficient (token-mean over each group, no lower bound): METHODS["cispo"] on these tensors."""
+    return gc_of("cispo", logp, mask, logp_old=logp_old, scores=rewards, group_size=group_size,
+                 settings={"cispo_clip_eps_high": clip_eps_high})
+
+
+# q1 (implementation): Dr. GRPO's coefficient, on-policy, against METHODS["dr-grpo"].
 def _dr_grpo_solution(rewards, group_size, logp, logp_ref, mask, beta, max_len):
     r = rewards.view(-1, group_size)  # (n_groups, G)
     adv = (r - r.mean(-1, keepdim=True)).reshape(-1, 1)  # (B, 1): no std
@@ -90,7 +103,7 @@ def _dr_case(rewards, G, shift):
 
 
 q1 = FunctionExercise(
-    coefficients.dr_grpo,
+    dr_grpo_gc,
     cases={Msg("nb10.q1.case.one_right_answer_in_four_pi_pi_ref"): _dr_case([1.0, 0.0, 0.0, 0.0], 4, 0.0),
            Msg("nb10.q1.case.an_all_right_group_only_the_KL_term"): _dr_case([1.0, 1.0, 1.0], 3, 0.3),
            Msg("nb10.q1.case.rewards_0_2_and_0_9_two_groups"): _dr_case([0.2, 0.9, 0.9, 0.2], 2, -0.2)},
@@ -104,7 +117,7 @@ q1 = FunctionExercise(
 )
 
 
-# q2 (implementation): CISPO's coefficient (token-mean, no lower bound), against coefficients.cispo.
+# q2 (implementation): CISPO's coefficient (token-mean, no lower bound), against METHODS["cispo"].
 def _cispo_parts(rewards, group_size, logp, logp_old, mask, std_unbiased=True):
     r = rewards.view(-1, group_size)
     std = r.std(-1, keepdim=True, unbiased=std_unbiased)
@@ -164,7 +177,7 @@ def _cispo_batch(gen, n_groups=None, G=None, spread=0.4):
 
 
 q2 = FunctionExercise(
-    coefficients.cispo,
+    cispo_gc,
     cases={Msg("nb10.q2.case.on_policy_ratio_1"): lambda gen: _cispo_batch(gen, 2, 3, spread=0.0),
            Msg("nb10.q2.case.ratios_far_above_1_eps_high"): lambda gen: _cispo_batch(gen, 1, 4, spread=1.5),
            Msg("nb10.q2.case.two_groups_of_two"): lambda gen: _cispo_batch(gen, 2, 2)},

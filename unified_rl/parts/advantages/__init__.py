@@ -1,0 +1,3 @@
+"""Advantage estimators: where each token's A comes from (one page each, registered where defined)."""
+
+from . import simple, grpo, rloo, reinforce_plus_plus, remax, baselines, gdpo, per_batch  # noqa: F401

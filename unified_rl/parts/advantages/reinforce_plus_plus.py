@@ -1,0 +1,69 @@
+"""REINFORCE++'s advantage (verl's `reinforce_plus_plus`, `reinforce_plus_plus_baseline`): the return, whitened
+over the whole batch's tokens.
+
+    A_t = R - sum_{t' >= t} beta k_t'   (the KL in the reward, from the sampler's log-probs)   then (A - mean) / (std + eps)
+
+With reinforce_baseline="group" (and G > 1) each group's mean reward is subtracted first (the paper's "with
+baseline", verl's reinforce_plus_plus_baseline). The batch's statistics are every rank's (`across`).
+REINFORCE++: Hu et al., arXiv 2501.03262.
+"""
+
+from dataclasses import dataclass, field
+
+import torch
+
+from ... import _checks, advantages
+from ..registry import ADVANTAGES
+
+
+@dataclass(frozen=True)
+class Settings:
+    reinforce_baseline: str = field(default="group", metadata={"choices": ("group", "none")})
+    """subtract each group's mean reward before the batch normalisation (the paper's "with baseline", verl's
+    reinforce_plus_plus_baseline), or not (verl's reinforce_plus_plus)"""
+
+
+def _returns(v, r):
+    m = v.full.double()
+    if v.kl_reward is None:
+        return r[:, None] * m
+    beta = _checks.scalar(v.cfg.beta, "beta", low=0.0)
+    return r[:, None] * m - beta * advantages.returns_to_go(v.kl_reward.double() * m, m)
+
+
+def _gc(v):
+    if v.scores is None:
+        raise ValueError("reinforce_plus_plus needs rewards")
+    r = _checks.per_sequence(v.scores, "rewards", v.full.shape[0]).double()
+    _checks.groups(v.full.shape[0], v.group_size)
+    baseline = v.setting("reinforce_baseline", "group")
+    if baseline not in ("group", "none"):
+        raise ValueError(f"unknown REINFORCE++ baseline {baseline!r}; choose group or none")
+    if v.group_size > 1 and baseline == "group":
+        r = r - r.view(-1, v.group_size).mean(-1).repeat_interleave(v.group_size)
+    adv = _returns(v, r)
+    return advantages.batch_normalised(adv, v.full.double(), 1e-6, v.across).to(v.full.dtype).detach()
+
+
+def objective(v):
+    """R (minus the group mean) minus the KL summed from t on, normalised over the batch's tokens, written out."""
+    r = torch.as_tensor(v.scores).double().view(-1, v.group_size)
+    if v.group_size > 1 and v.setting("reinforce_baseline", "group") == "group":
+        r = r - r.mean(-1, keepdim=True)
+    T = v.full.shape[1]
+    kl = torch.zeros_like(v.full).double() if v.kl_reward is None else (v.kl_reward * v.full).double()
+    later = torch.stack([kl[:, t:].sum(-1) for t in range(T)], 1)  # sum_{t' >= t}
+    A = r.view(-1, 1) - v.cfg.beta * later
+    on = v.full.bool()
+    return ((A - A[on].mean()) / (A[on].std() + 1e-6)).to(v.mask.dtype)
+
+
+def _derive(n):
+    from ...derivations.policy_gradient import REGISTRY
+    return REGISTRY["reinforce_pp"](n)
+
+
+ADVANTAGES.add("reinforce_plus_plus", gc=_gc, objective=objective, settings=Settings,
+               summary="returns with the KL in them, normalised over the whole batch's tokens",
+               cite="REINFORCE++, Hu et al., arXiv 2501.03262", aliases=("reinforce++",), ships_in=("verl",),
+               derivation=_derive)

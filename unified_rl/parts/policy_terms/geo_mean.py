@@ -1,0 +1,58 @@
+"""GMPO (verl's `geo_mean`): the geometric mean of the token ratios, each clipped in log space.
+
+    J_i = A_i exp(mean_t c_{i,t}),  c = sgn(A) min(sgn(A) log r, sgn(A) clip(log r, -eps_low, eps_high))
+
+Each log-ratio is clipped on the side A's sign makes pessimistic, as PPO's min does. GC piece = A_i rho_i on the
+tokens whose log-ratio is not clipped, 0 on the others, rho_i = exp(mean_t c). It is a per-sequence objective:
+the per-token f is J_i on every token of o_i (the mean over tokens leaves it).
+GMPO: Zhao et al., arXiv 2507.20673.
+"""
+
+from dataclasses import dataclass
+
+import torch
+
+from ..registry import POLICY_TERMS
+from .vanilla import clip_range
+
+
+@dataclass(frozen=True)
+class Settings:
+    """GMPO's clip, in log space (the paper's range (e^-0.4, e^0.4))."""
+
+    gmpo_clip_eps: float = 0.4
+    """log r >= -0.4 where A < 0"""
+    gmpo_clip_eps_high: float = 0.4
+    """log r <= 0.4 where A > 0"""
+
+
+def _gc(v, adv, keep):
+    low, high = clip_range(v.setting("gmpo_clip_eps"), v.setting("gmpo_clip_eps_high"))
+    lr = v.log_ratio()  # (B, T)
+    a = v.seq_mean(adv)  # (B, 1) the sequence's A
+    sign = torch.sign(a)
+    c = sign * torch.minimum(sign * lr, sign * lr.clamp(-low, high))
+    rho = torch.exp(v.seq_mean(c))  # (B, 1)
+    moves = ((a > 0) & (lr <= high)) | ((a < 0) & (lr >= -low))
+    return torch.where(moves, a * rho, torch.zeros_like(lr)).expand_as(v.mask) * keep
+
+
+def objective(v, adv):
+    """A_i (prod_t clip(r_t))^(1/|o_i|) on every token of o_i."""
+    low, high = v.setting("gmpo_clip_eps"), v.setting("gmpo_clip_eps_high")
+    n = v.mask.sum(-1)
+    a = (adv * v.mask).sum(-1) / n  # (B,)
+    sign = torch.sign(a)[:, None]
+    lr = v.logp - v.logp_old
+    c = sign * torch.min(sign * lr, sign * torch.clamp(lr, -low, high))
+    return (a * torch.exp((c * v.mask).sum(-1) / n))[:, None] * torch.ones_like(v.mask)
+
+
+def _derive(n):
+    from ...derivations.ratio_shapes import REGISTRY
+    return REGISTRY["gmpo"](n)
+
+
+POLICY_TERMS.add("geo_mean", gc=_gc, objective=objective, settings=Settings, reads_old=True,
+                 summary="the geometric mean of token ratios clipped in log space, per sequence",
+                 cite="GMPO, Zhao et al., arXiv 2507.20673", aliases=("gmpo",), ships_in=("verl",), derivation=_derive)
