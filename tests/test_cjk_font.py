@@ -1,10 +1,20 @@
 """The font the package ships for Chinese figures: it covers every character the package's Chinese can
 put on a figure, and a Chinese figure drawn with it alone (no system CJK font) shows Chinese glyphs
-without a missing-glyph warning. Rebuild it with scripts/make_cjk_font.py when the first test fails."""
+without a missing-glyph warning. Rebuild it with scripts/make_cjk_font.py when the first test fails.
+The same file is JupyterLab's web font for Chinese (labextension/): a wheel carries the extension and
+the font where the lab finds them, and the committed build matches its source. Which font Chromium
+draws the Chinese with is tests/browser/test_cjk_webfont.py's to check."""
 
+import importlib.util
 import io
+import json
 import re
+import shutil
+import subprocess
+import sys
 import warnings
+import zipfile
+from pathlib import Path
 
 import pytest
 
@@ -64,3 +74,90 @@ def test_a_chinese_figure_drawn_with_only_the_shipped_font_shows_chinese():
     box_b, _ = _draw("度", ["DejaVu Sans"])
     assert warned_a and box_a == box_b  # the control: without the font both are the same box
     assert a != b and a != box_a
+
+
+# --- the same font for JupyterLab (labextension/) ------------------------------------------------------------
+
+REPO = Path(__file__).resolve().parents[1]
+EXT = REPO / "labextension"
+LAB_DIR = "share/jupyter/labextensions/unified-rl-cjk-font"
+
+
+def _load_install():
+    spec = importlib.util.spec_from_file_location("labextension_install", EXT / "install.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _wheel_data(tmp_path):
+    """{path under the wheel's data folder: bytes} of a wheel built from a copy of the repository's sources."""
+    src = tmp_path / "src"
+    src.mkdir()
+    for name in ("pyproject.toml", "README.md", "LICENSE"):
+        shutil.copy(REPO / name, src / name)
+    shutil.copytree(REPO / "unified_rl", src / "unified_rl", ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copytree(EXT, src / "labextension", ignore=shutil.ignore_patterns("node_modules"))
+    code = "import sys; from setuptools import build_meta as b; print(b.build_wheel(sys.argv[1]))"
+    r = subprocess.run([sys.executable, "-c", code, str(tmp_path / "dist")], cwd=src, capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr[-2000:]
+    (wheel,) = (tmp_path / "dist").glob("*.whl")
+    with zipfile.ZipFile(wheel) as z:
+        data = {n.split(".data/data/", 1)[1]: z.read(n) for n in z.namelist() if ".data/data/" in n}
+        data["<package font>"] = z.read("unified_rl/course/fonts/wqy-microhei-subset.ttf")
+    return data
+
+
+def test_the_wheel_installs_the_lab_extension_with_the_font_and_install_py_copies_the_same(tmp_path):
+    """A wheel puts the built extension where JupyterLab looks (PREFIX/share/jupyter/labextensions/), with the
+    file its package.json loads and the font it serves, byte for byte the figures' font; labextension/install.py
+    (for editable installs, which carry no data files) writes exactly the same files."""
+    data = _wheel_data(tmp_path)
+    package = json.loads(data[f"{LAB_DIR}/package.json"])
+    assert package["name"] == LAB_DIR.rsplit("/", 1)[1]
+    assert f"{LAB_DIR}/{package['jupyterlab']['_build']['load']}" in data
+    assert data[f"{LAB_DIR}/static/wqy-microhei-subset.ttf"] == Path(cjk_font.SHIPPED).read_bytes()
+    assert data["<package font>"] == Path(cjk_font.SHIPPED).read_bytes()  # the figures' copy, as before
+    _load_install().install(str(tmp_path / "prefix"))
+    copied = {p.relative_to(tmp_path / "prefix").as_posix(): p.read_bytes()
+              for p in (tmp_path / "prefix").rglob("*") if p.is_file()}
+    assert copied == {k: v for k, v in data.items() if k.startswith(LAB_DIR)}
+
+
+def test_install_py_refuses_a_data_files_pattern_that_matches_nothing(tmp_path):
+    """A pattern naming no file (an unbuilt extension) is a clear error, not a silently partial extension."""
+    bad = tmp_path / "pyproject.toml"
+    bad.write_text(f'[tool.setuptools.data-files]\n"{LAB_DIR}/static" = ["labextension/built/static/nothing-*.js"]\n')
+    with pytest.raises(ValueError, match="nothing-\\*.js.*matches no file"):
+        _load_install().data_files(str(bad))
+    r = subprocess.run([sys.executable, str(EXT / "install.py"), "a", "b"], capture_output=True, text=True)
+    assert r.returncode != 0 and r.stderr.strip().startswith("usage:") and "Traceback" not in r.stderr
+
+
+def _js_strings(text):
+    """The single-quoted string literals of JavaScript source, comments left out."""
+    return set(re.findall(r"'([^'\n]+)'", re.sub(r"(^|\s)//.*$", "", text, flags=re.M)))
+
+
+def test_the_committed_build_is_the_source_built():
+    """Every string literal of labextension/src/index.js is in the committed bundle: an edit of the source
+    without `labextension/build.sh` fails here (a minifier keeps string literals)."""
+    source = (EXT / "src" / "index.js").read_text()
+    built = "".join(p.read_text() for p in (EXT / "built" / "static").glob("*.js"))
+    strings = _js_strings(source)
+    assert len(strings) > 10
+    assert sorted(s for s in strings if s not in built) == []
+
+
+def test_the_lab_and_the_book_declare_the_same_cjk_face():
+    """labextension/src/index.js and book/_static/zh.css name the same system fonts and the same unicode-range,
+    and the face's file is the package's font."""
+    source = (EXT / "src" / "index.js").read_text()
+    css = (REPO / "book" / "_static" / "zh.css").read_text()
+    system = re.search(r"const SYSTEM = \[(.*?)\];", source, re.S).group(1)
+    names = re.findall(r"'([^']+)'", system)
+    assert len(names) >= 6 and re.findall(r'local\("([^"]+)"\)', css) == names
+    (unicode_range,) = re.findall(r"const RANGE = '([^']+)'", source)
+    assert f"unicode-range: {unicode_range};" in css
+    font = Path(cjk_font.SHIPPED).name
+    assert f"const FILE = '{font}'" in source and f'url("{font}")' in css
