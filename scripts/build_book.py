@@ -17,8 +17,8 @@ editing the site's look).
 
 Both editions: each English notebook with a Chinese twin in course/zh/ is executed a second time as
 that twin (into OUT/executed/zh/), and becomes the page zh/NAME.html; every page has a language
-switch to its twin (English <-> 中文), and the Chinese pages ask for an installed CJK font
-(book/_static/zh.css). --zh-max-steps N runs the twins with UNIFIED_RL_MAX_STEPS=N (their code is
+switch to its twin (English <-> 中文), and Chinese text is drawn with the font the package ships
+(copied into the site's _static beside book/_static/zh.css, which declares it a web font). --zh-max-steps N runs the twins with UNIFIED_RL_MAX_STEPS=N (their code is
 the English code, tests/test_zh_edition.py checks that; the cap keeps the second execution cheap,
 and the Chinese page's note says its runs were capped). --cap 12=3 caps English notebooks the same
 way (`make test` caps notebook 12's live training on the pretrained LLM; their pages say so). --zh-execute 00,06 executes only those
@@ -50,6 +50,9 @@ from colab import LINK_TAG, SETUP_TAG, colab_url, repository  # noqa: E402
 
 
 ZH = "zh"  # the Chinese edition's folder, in course/ and in the site
+# the package's CJK font subset and its licence: zh.css's @font-face draws the site's Chinese with it
+FONT_FILES = [os.path.join(REPO, "unified_rl", "course", "fonts", n) for n in ("wqy-microhei-subset.ttf",
+                                                                              "LICENSE-Apache-2.0.txt")]
 
 
 def binder_url(owner_repo, name):
@@ -141,6 +144,12 @@ def mathjax_dir():
     if not os.path.isfile(os.path.join(path, "tex-mml-chtml.js")):
         sys.exit(f"build_book: no tex-mml-chtml.js under {path}")
     return path
+
+
+def copy_font(static_dir):
+    """Put the package's CJK font (and its licence) into the site's static folder, beside zh.css."""
+    for path in FONT_FILES:
+        shutil.copy(path, os.path.join(static_dir, os.path.basename(path)))
 
 
 def write_config(src, url, owner_repo, names, zh_names=(), partial=False):
@@ -270,6 +279,7 @@ def main():
     os.makedirs(executed_dir, exist_ok=True)
     shutil.rmtree(src, ignore_errors=True)
     shutil.copytree(os.path.join(REPO, "book"), src)
+    copy_font(os.path.join(src, "_static"))
     mathjax = mathjax_dir()
     shutil.copy(os.path.join(REPO, "course", "INSTRUCTORS.md"), os.path.join(src, "INSTRUCTORS.md"))
     if zh_names:

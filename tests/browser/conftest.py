@@ -2,7 +2,10 @@
 
 The server serves a temporary folder holding a copy of `course/` (so a run can never rewrite a
 notebook) with config, data, runtime, settings and workspace folders of its own, autosave off and
-every cell attached to the page. Chromium is the system one: `playwright install` is never run.
+every cell attached to the page, and the package's JupyterLab extension (labextension/, installed
+as a wheel installs it) on its path. Chromium is the system one: `playwright install` is never run.
+`latin_only_fonts` makes a machine without CJK fonts for it: a fontconfig that sees only DejaVu and
+Liberation (so CI's or a desktop's own CJK fonts cannot hide a missing web font).
 On a failed test the page is saved to build/browser-screenshots/. Without Chromium or playwright the
 tests are skipped, unless UNIFIED_RL_REQUIRE_BROWSER=1 (CI), which makes that a failure.
 """
@@ -97,6 +100,14 @@ def lab(tmp_path_factory):
         path = Path(env["JUPYTERLAB_SETTINGS_DIR"]) / f"{plugin}.jupyterlab-settings"
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(json.dumps(values))
+    # the package's JupyterLab extension, installed from the files a wheel would carry (an editable
+    # install carries none): JupyterLab looks in JUPYTER_PATH's labextensions/ first
+    prefix = private / "prefix"
+    r = subprocess.run([sys.executable, str(REPO / "labextension" / "install.py"), str(prefix)],
+                       capture_output=True, text=True)
+    if r.returncode:
+        pytest.fail(f"installing the JupyterLab extension failed: {r.stderr.strip()}")
+    env["JUPYTER_PATH"] = os.pathsep.join(filter(None, [str(prefix / "share" / "jupyter"), env.get("JUPYTER_PATH")]))
     env.pop("MPLBACKEND", None)  # the kernel must keep the inline backend
     # the widgets are under test here, not training (nbval runs the full notebooks): cap each train()
     env.setdefault("UNIFIED_RL_MAX_STEPS", "2")
@@ -155,3 +166,62 @@ def page(browser, request):
         name = "".join(c if c.isalnum() or c in "-_." else "_" for c in request.node.name)
         p.screenshot(path=str(SCREENSHOTS / f"{name}.png"), full_page=True)
     context.close()
+
+
+LATIN_FAMILIES = ("DejaVu Sans", "DejaVu Sans Mono", "DejaVu Serif", "Liberation Sans", "Liberation Mono",
+                  "Liberation Serif")
+FONTS_CONF = """<?xml version="1.0"?>
+<!DOCTYPE fontconfig SYSTEM "urn:fontconfig:fonts.dtd">
+<fontconfig>
+{dirs}
+  <cachedir>{cache}</cachedir>
+  <alias><family>sans-serif</family><prefer><family>DejaVu Sans</family></prefer></alias>
+  <alias><family>serif</family><prefer><family>DejaVu Serif</family></prefer></alias>
+  <alias><family>monospace</family><prefer><family>DejaVu Sans Mono</family></prefer></alias>
+</fontconfig>
+"""
+
+
+def _fc_list(args, env=None):
+    try:
+        return subprocess.run(["fc-list", *args], capture_output=True, text=True, env=env).stdout
+    except FileNotFoundError:
+        _missing("fc-list is missing (apt-get install fontconfig)")
+
+
+@pytest.fixture(scope="session")
+def latin_only_fonts(tmp_path_factory):
+    """{"env": the environment variables under which Chromium sees only the folders of the system's DejaVu
+    and Liberation fonts (a private FONTCONFIG_FILE), "families": the font families it then sees}; fc-list
+    checks that it sees fonts and that none of them covers Chinese."""
+    dirs = sorted({os.path.dirname(line.strip()) for family in LATIN_FAMILIES
+                   for line in _fc_list([family, "file"]).replace(":", "").splitlines() if line.strip()})
+    if not dirs:
+        _missing("neither DejaVu nor Liberation fonts are installed (apt-get install fonts-dejavu-core)")
+    base = tmp_path_factory.mktemp("fontconfig")
+    conf = base / "fonts.conf"
+    conf.write_text(FONTS_CONF.format(dirs="\n".join(f"  <dir>{d}</dir>" for d in dirs), cache=base / "cache"))
+    env = {"FONTCONFIG_FILE": str(conf)}
+    seen = _fc_list([":", "family"], env={**os.environ, **env})
+    assert seen.strip(), f"the private fontconfig ({conf}) sees no font"
+    cjk = _fc_list([":lang=zh", "family"], env={**os.environ, **env})
+    assert not cjk.strip(), f"a folder of {dirs} holds a CJK font: {cjk.strip()}"
+    return {"env": env, "families": {f.strip() for line in seen.splitlines() for f in line.split(",") if f.strip()}}
+
+
+@pytest.fixture(scope="session")
+def latin_browser(latin_only_fonts, tmp_path_factory):
+    """Chromium on a machine without CJK fonts (`latin_only_fonts`)."""
+    if not os.path.exists(CHROMIUM):
+        _missing(f"{CHROMIUM} is missing (apt-get install chromium)")
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError:
+        _missing("playwright is missing (pip install playwright)")
+    home = tmp_path_factory.mktemp("chromium-home-latin")
+    pw = sync_playwright().start()
+    b = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS,
+                           env={**os.environ, "HOME": str(home), **latin_only_fonts["env"]})
+    yield b
+    b.close()
+    pw.stop()

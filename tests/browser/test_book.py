@@ -1,9 +1,10 @@
 """The static site `make book` builds, opened in headless Chromium: every page shows its plots and
 typeset equations, the table of contents reaches every notebook, and nothing is fetched from
 anywhere but the local server (no CDN for MathJax, widgets or fonts). The Chinese edition: every
-page's language switch leads to its twin and back, and Chinese text is drawn from an installed CJK
-font (the fonts Chromium used, asked over the DevTools protocol), not as boxes (distinct characters
-draw distinct bitmaps, unlike characters no font has).
+page's language switch leads to its twin and back, and Chinese text is drawn with the font the package ships, served
+by the site as a web font, in a Chromium that sees no CJK font (`latin_only_fonts`; the fonts Chromium
+used, asked over the DevTools protocol), not as boxes (distinct characters draw distinct bitmaps,
+unlike characters no font has).
 
 Needs build/book/html (`make book`, which `make test` runs first). With UNIFIED_RL_REQUIRE_BROWSER=1
 a missing site, Chromium or playwright fails the test instead of skipping it.
@@ -15,7 +16,6 @@ import http.server
 import json
 import os
 import re
-import subprocess
 import threading
 from pathlib import Path
 from urllib.parse import urlparse
@@ -91,7 +91,7 @@ class _QuietHandler(http.server.SimpleHTTPRequestHandler):
 
 
 @pytest.fixture(scope="module")
-def chromium(site_url, tmp_path_factory):
+def chromium(site_url, tmp_path_factory, latin_only_fonts):
     if not os.path.exists(CHROMIUM):
         _missing(f"{CHROMIUM} is missing (apt-get install chromium)")
     try:
@@ -100,7 +100,8 @@ def chromium(site_url, tmp_path_factory):
         _missing("playwright is missing (pip install playwright)")
     home = tmp_path_factory.mktemp("chromium-home")
     pw = sync_playwright().start()
-    browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, env={**os.environ, "HOME": str(home)})
+    browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS,
+                                 env={**os.environ, "HOME": str(home), **latin_only_fonts["env"]})
     yield browser
     browser.close()
     pw.stop()
@@ -236,15 +237,6 @@ def test_every_page_switches_to_its_twin_and_back(site_url, chromium):
         context.close()
 
 
-def installed_cjk_families():
-    """Font families fontconfig says cover Chinese (fc-list :lang=zh), every alias of each."""
-    try:
-        out = subprocess.run(["fc-list", ":lang=zh", "family"], capture_output=True, text=True).stdout
-    except FileNotFoundError:
-        _missing("fc-list is missing (apt-get install fontconfig)")
-    return {f.strip() for line in out.splitlines() for f in line.split(",") if f.strip()}
-
-
 _PROBE = """(text) => {
     const span = document.createElement('span');
     span.id = 'cjk-probe';
@@ -268,7 +260,7 @@ _BITMAPS = """([chars, font]) => {
 
 
 def fonts_used(page, text):
-    """(family -> glyphs drawn) for `text` appended to the page's article, as Chromium rendered it."""
+    """(family, web font?) -> glyphs drawn, for `text` appended to the page's article, as Chromium rendered it."""
     page.evaluate("() => document.getElementById('cjk-probe')?.remove()")
     page.evaluate(_PROBE, text)
     cdp = page.context.new_cdp_session(page)
@@ -278,7 +270,7 @@ def fonts_used(page, text):
     node = cdp.send("DOM.querySelector", {"nodeId": root, "selector": "#cjk-probe"})["nodeId"]
     fonts = cdp.send("CSS.getPlatformFontsForNode", {"nodeId": node})["fonts"]
     cdp.detach()
-    return {f["familyName"]: f["glyphCount"] for f in fonts}
+    return {(f["familyName"], f["isCustomFont"]): f["glyphCount"] for f in fonts}
 
 
 def glyph_problems(page, chars):
@@ -291,13 +283,12 @@ def glyph_problems(page, chars):
     return out
 
 
-def test_chinese_pages_draw_their_text_from_an_installed_cjk_font(site_url, chromium):
+def test_chinese_pages_draw_their_text_with_the_shipped_web_font(site_url, chromium, latin_only_fonts):
+    from unified_rl.course.cjk_font import SHIPPED_FAMILY
+
     pages = _zh_pages()
     if not pages:
         pytest.skip("the site has no Chinese pages (course/zh/ holds no twin notebook)")
-    cjk = installed_cjk_families()
-    if not cjk:
-        _missing("no CJK font installed (apt-get install fonts-wqy-microhei)")
     context, page, foreign = _open(chromium, f"{site_url}/{pages[0]}.html")
     try:
         page.wait_for_load_state("networkidle")
@@ -305,15 +296,19 @@ def test_chinese_pages_draw_their_text_from_an_installed_cjk_font(site_url, chro
         text = page.evaluate("() => (document.querySelector('article.bd-article') || document.body).innerText")
         chars = "".join(dict.fromkeys(re.findall(r"[\u4e00-\u9fff]", text)))[:40]  # distinct, in order
         assert len(chars) >= 10, f"{pages[0]} shows only {len(chars)} distinct Chinese characters"
+        page.evaluate("() => document.fonts.ready")
         used = fonts_used(page, chars)
-        assert used and set(used) <= cjk, f"Chinese drawn with {used}; installed CJK fonts: {sorted(cjk)}"
-        assert sum(used.values()) == len(chars)
+        assert used == {(SHIPPED_FAMILY, True): len(chars)}, f"Chinese drawn with {used}"
         assert not glyph_problems(page, chars)
-        # both checks can fail: characters no font has (private use) are drawn from a font that is
-        # not a CJK one (Liberation Sans here), as identical boxes
+        # both checks can fail: characters no font has (private use) are drawn from a Latin font, not the
+        # web font, as identical boxes; so is Chinese on this machine without the site's font
         boxes = "\ue000\ue001\ue002\ue003"
-        assert not set(fonts_used(page, boxes)) <= cjk, "private-use characters passed as drawn by a CJK font"
+        latin = latin_only_fonts["families"]
+        assert {family for family, _ in fonts_used(page, boxes)} <= latin, "private-use characters drawn by a CJK font"
         assert glyph_problems(page, boxes), "private-use characters passed as glyphs"
+        page.evaluate("() => document.querySelectorAll('link[href*=\"zh.css\"]').forEach(l => l.remove())")
+        bare = fonts_used(page, chars)
+        assert {family for family, _ in bare} <= latin and not any(web for _, web in bare), bare
         assert not foreign, f"requests outside the local server: {foreign[:5]}"
     finally:
         context.close()
