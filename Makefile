@@ -52,6 +52,7 @@ ALLOW_ROOT := $(if $(filter 0,$(shell id -u)),--allow-root)
 # survive every later `make lab`; course/ is the instructors' source, answers filled in.
 lab: $(VENV)/.course $(VENV)/.llm  ## create the environment and open JupyterLab on learn/, your copies of the course
 	$(BIN)/python -m unified_rl.course.student course learn --learner
+	$(BIN)/python labextension/install.py  # the lab's font for Chinese text: an editable install carries no data files
 	$(BIN)/jupyter lab $(ALLOW_ROOT) learn/
 
 # One torch thread per process: the models are tiny, and two threads fighting over two busy cores
