@@ -1,20 +1,26 @@
-"""What a TRL or verl config means here: the method and settings that give the same gradient coefficient.
+"""What a TRL or verl config means here: the method (or composition of parts) and settings with the same GC.
 
-    from_trl(loss_type="dapo", epsilon_high=0.28)  -> ("grpo", {"aggregation": "batch-token-mean", ...})
+    from_trl(loss_type="dapo", epsilon_high=0.28)  -> ("grpo", {"aggregation": "token-mean", ...})
     to_trl("grpo", scale_rewards="none")           -> TRLConfig(config={...GRPOConfig kwargs}, differences=[...])
     from_verl("grpo", "geo_mean")                  -> ("gmpo", {...})
+    from_verl("rloo", "cispo", "token-mean")       -> (Method rloo+cispo, {...}): no row is that product
 
-`from_trl` reads TRL 1.16's GRPOConfig fields, `from_verl` verl's adv_estimator, policy loss
-(actor.policy_loss.loss_mode) and loss_agg_mode; each returns (METHODS name, train() overrides), so
-`train(*from_trl(**config))` trains with the coefficient TRL's `_compute_loss` differentiates (tests/test_trl_losses.py
-checks it against TRL's own code, tests/test_verl_losses.py against verl's published formulas). A setting
-that changes nothing in the GC (output_dir, logging, ...) is not read; a value with no counterpart here is a
-ValueError that names it. `to_trl` goes the other way, for a run of ours, and lists what remains different.
+`from_trl` reads TRL 1.16's GRPOConfig fields and returns (METHODS name, train() overrides). `from_verl` reads
+verl's algorithm.adv_estimator, actor.policy_loss.loss_mode and actor.loss_agg_mode: verl's names are the parts'
+names (parts/), so every product whose parts exist composes; it returns (method, overrides), the method a METHODS
+name where a registered row is that composition, else the composed `paradigm.Method` (`parts.compose`). Either
+way `train(*from_verl(...))` trains with verl's coefficient (train takes a name or a Method). A config whose part
+does not exist is a ValueError naming it and the registry's parts; a setting that changes nothing in the GC
+(logging, ...) is not read. tests/test_trl_losses.py checks from_trl against TRL's own code,
+tests/test_verl_losses.py from_verl against verl's formulas (core_algos.py at commit b178a3cd). `to_trl` goes the
+other way, for a run of ours, and lists what remains different.
 """
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 
+from .data import GreedyBaselinePairs, PolicySamples
 from .methods import METHODS
+from .parts import ADVANTAGES, AGGREGATIONS, KL_TERMS, POLICY_TERMS, compose
 
 TRL_ADV_EPS = 1e-4  # TRL divides by (std + 1e-4), a constant of its code
 TRL_DEFAULTS = dict(loss_type="dapo", beta=0.0, epsilon=0.2, epsilon_high=None, delta=None, scale_rewards="group",
@@ -27,10 +33,12 @@ TRL_DEFAULTS = dict(loss_type="dapo", beta=0.0, epsilon=0.2, epsilon_high=None, 
                     n_rewards=1)
 """TRL 1.16's GRPOConfig defaults of every field read here (n_rewards: how many reward_funcs)."""
 
-# the loss types that are GRPO's clipped ratio with one aggregation (TRL's _compute_loss: coef_2 = clamp(...))
-_CLIPPED = {"grpo": "seq-mean-token-mean", "dapo": "batch-token-mean", "dr_grpo": "constant", "luspo": "constant",
+# the loss types that are GRPO's clipped ratio with one aggregation (TRL's _compute_loss: coef_2 = clamp(...));
+# dapo normalises by the whole batch's tokens (verl's token-mean), bnpo by each micro-batch's (_bnpo)
+_CLIPPED = {"grpo": "seq-mean-token-mean", "dapo": "token-mean", "dr_grpo": "constant", "luspo": "seq-mean-token-sum",
             "bnpo": None}
 _RUN = {"learning_rate": "lr", "num_generations": "group_size", "num_iterations": "epochs", "temperature": "temperature"}
+_OPTIONS = dict(delta=None, mask_truncated_completions=False, top_entropy_quantile=1.0, off_policy_mask_threshold=None)
 
 
 def _trl(config):
@@ -55,9 +63,9 @@ def _refuse(c, method, **unsupported):
 def _bnpo(c):
     """bnpo normalises by the tokens of each micro-batch: per group, or over the batch, here."""
     if c["per_device_train_batch_size"] == c["num_generations"]:
-        return "token-mean"
+        return "group-token-mean"
     if c["gradient_accumulation_steps"] == 1:
-        return "batch-token-mean"
+        return "token-mean"
     raise ValueError("loss_type='bnpo' normalises each micro-batch by its own tokens: here that is one group "
                      "(per_device_train_batch_size = num_generations) or the whole batch (one micro-batch)")
 
@@ -76,29 +84,27 @@ def from_trl(**config):
         if c["n_rewards"] != 2 or loss != "grpo":
             raise ValueError("several rewards map to `gdpo`: its two columns (the rule, the overlong penalty), "
                              "with loss_type='grpo'")
-        _refuse(c, "gdpo", epsilon_high=c["epsilon"], delta=None, importance_sampling_level="token",
-                mask_truncated_completions=False, top_entropy_quantile=1.0, off_policy_mask_threshold=None,
-                scale_rewards="group")
+        _refuse(c, "gdpo", epsilon_high=c["epsilon"], importance_sampling_level="token", scale_rewards="group",
+                **_OPTIONS)
         if c["beta"] > 0 and c["use_bias_correction_kl"]:
             raise ValueError("`gdpo` here has GRPO's k3 penalty: set use_bias_correction_kl=False (or beta=0)")
         return "gdpo", {**run, "multi_objective_aggregation": c["multi_objective_aggregation"], "adv_eps": TRL_ADV_EPS}
     adv = dict(scale_rewards=c["scale_rewards"], adv_eps=TRL_ADV_EPS)
-    if loss in _CLIPPED:
-        if loss == "luspo" and c["importance_sampling_level"] != "sequence":
-            raise ValueError("TRL's loss_type='luspo' requires importance_sampling_level='sequence'")
+    if loss == "luspo" and c["importance_sampling_level"] != "sequence":
+        raise ValueError("TRL's loss_type='luspo' requires importance_sampling_level='sequence'")
+    if loss == "luspo" and c["beta"] == 0 and all(c[k] == v for k, v in _OPTIONS.items()):
+        run = {k: v for k, v in run.items() if k not in ("beta", "clip_eps")}  # the luspo row: grpo x gspo, no KL
+        return "luspo", {**run, **adv, "gspo_clip_eps": c["epsilon"], "gspo_clip_eps_high": c["epsilon_high"],
+                         "aggregation": "seq-mean-token-sum"}
+    if loss in _CLIPPED:  # (luspo with beta or TRL's options: the same clipped sequence ratio as grpo's)
         agg = _bnpo(c) if loss == "bnpo" else _CLIPPED[loss]
         return "grpo", {**run, **adv, "aggregation": agg,
-                        "max_len": float(c["max_completion_length"] if loss == "dr_grpo" else 1.0),
-                        "clip_eps_high": c["epsilon_high"], "delta": c["delta"],
-                        "importance_sampling_level": c["importance_sampling_level"],
-                        "use_bias_correction_kl": c["use_bias_correction_kl"],
-                        "mask_truncated_completions": c["mask_truncated_completions"],
-                        "top_entropy_quantile": c["top_entropy_quantile"],
-                        "off_policy_mask_threshold": c["off_policy_mask_threshold"]}
+                        **({"max_len": float(c["max_completion_length"])} if loss == "dr_grpo" else {}),
+                        "clip_eps_high": c["epsilon_high"], "importance_sampling_level": c["importance_sampling_level"],
+                        "use_bias_correction_kl": c["use_bias_correction_kl"], **{k: c[k] for k in _OPTIONS}}
     if loss not in ("cispo", "sapo", "vespo"):
         raise ValueError(f"unknown TRL loss_type {loss!r}")
-    _refuse(c, loss, beta=0.0, delta=None, importance_sampling_level="token", mask_truncated_completions=False,
-            top_entropy_quantile=1.0, off_policy_mask_threshold=None)
+    _refuse(c, loss, beta=0.0, importance_sampling_level="token", **_OPTIONS)
     run.pop("beta")
     run.pop("clip_eps")
     if loss == "cispo":
@@ -106,7 +112,7 @@ def from_trl(**config):
             raise ValueError(f"TRL's cispo clamps the ratio at epsilon_high itself, not 1 + epsilon_high: "
                              f"epsilon_high={c['epsilon_high']} (unset, it is epsilon) caps every weight below 1; "
                              "ScaleRL recommends 5.0")
-        return "cispo", {**run, **adv, "cispo_clip_eps_high": c["epsilon_high"] - 1, "aggregation": "batch-token-mean"}
+        return "cispo", {**run, **adv, "cispo_clip_eps_high": c["epsilon_high"] - 1, "aggregation": "token-mean"}
     if loss == "sapo":
         return "sapo", {**run, **adv, "sapo_tau_pos": c["sapo_temperature_pos"],
                         "sapo_tau_neg": c["sapo_temperature_neg"]}
@@ -129,6 +135,11 @@ def _settings(name, overrides):
     return preset.rl, hp
 
 
+_TRL_LOSS = {"seq-mean-token-mean": "grpo", "token-mean": "dapo", "constant": "dr_grpo", "group-token-mean": "bnpo",
+             "seq-mean-token-sum": "luspo"}
+"""Our aggregation -> TRL's clipped loss_type with that normaliser (bnpo: one group per micro-batch)."""
+
+
 def to_trl(name, **overrides):
     """GRPOConfig kwargs whose `_compute_loss` differentiates the GC of `train(name, **overrides)`, and the
     differences that remain (each a named convention), for the methods TRL's GRPOTrainer has.
@@ -136,9 +147,9 @@ def to_trl(name, **overrides):
     >>> to_trl("grpo").config["loss_type"], to_trl("grpo").config["use_bias_correction_kl"]
     ('grpo', False)
     """
-    if name not in ("grpo", "cispo", "sapo", "vespo", "gdpo"):
+    if name not in ("grpo", "luspo", "cispo", "sapo", "vespo", "gdpo"):
         raise ValueError(f"no GRPOConfig reproduces `{name}`: TRL's GRPOTrainer covers grpo (and with its options "
-                         "dr-grpo, dapo's loss, gspo, luspo), cispo, sapo, vespo and gdpo")
+                         "dr-grpo, dapo's loss, gspo), luspo, cispo, sapo, vespo and gdpo")
     cfg, hp = _settings(name, overrides)
     out = dict(num_generations=cfg.group_size, per_device_train_batch_size=cfg.prompts_per_step * cfg.group_size,
                num_iterations=cfg.epochs, learning_rate=cfg.lr, temperature=cfg.temperature)
@@ -152,18 +163,26 @@ def to_trl(name, **overrides):
         diffs.append("reward_funcs: the rule and DAPO's overlong penalty, two functions")
         return TRLConfig(out, diffs)
     out["scale_rewards"] = hp.scale_rewards
+    if name == "luspo":
+        out.update(loss_type="luspo", importance_sampling_level="sequence", beta=0.0, epsilon=hp.gspo_clip_eps,
+                   epsilon_high=hp.gspo_clip_eps_high)
+        if hp.aggregation != "seq-mean-token-sum":
+            diffs.append(f"aggregation: {hp.aggregation} here, seq-mean-token-sum in TRL's luspo")
+        return TRLConfig(out, diffs)
     if name == "grpo":
-        loss = {"seq-mean-token-mean": "grpo", "batch-token-mean": "dapo", "constant": "dr_grpo",
-                "token-mean": "bnpo"}[hp.aggregation]
-        if hp.aggregation == "constant" and hp.max_len == 1 and hp.importance_sampling_level == "sequence":
-            loss = "luspo"  # each sequence's term times its length: the token sum, L = 1
-        elif hp.aggregation == "constant":
+        if hp.aggregation not in _TRL_LOSS:
+            raise ValueError(f"no TRL loss_type normalises as aggregation={hp.aggregation!r}; TRL's: "
+                             f"{', '.join(f'{a} ({t})' for a, t in _TRL_LOSS.items())}")
+        loss = _TRL_LOSS[hp.aggregation]
+        if loss == "luspo" and hp.importance_sampling_level != "sequence":
+            raise ValueError("TRL's token-sum loss (luspo) requires importance_sampling_level='sequence'")
+        if loss == "dr_grpo":
             if hp.max_len != int(hp.max_len) or hp.max_len < 2:
                 raise ValueError(f"TRL's dr_grpo divides by max_completion_length, which is also its sampling "
                                  f"budget: L = {hp.max_len} cannot be both")
             out["max_completion_length"] = int(hp.max_len)
             diffs.append(f"max_completion_length={int(hp.max_len)} is also TRL's sampling budget")
-        if hp.aggregation == "token-mean":
+        if loss == "bnpo":
             out.update(per_device_train_batch_size=cfg.group_size, gradient_accumulation_steps=cfg.prompts_per_step)
         out.update(loss_type=loss, epsilon_high=hp.clip_eps_high, delta=hp.delta,
                    importance_sampling_level=hp.importance_sampling_level,
@@ -176,8 +195,8 @@ def to_trl(name, **overrides):
     out.update(loss_type=name, beta=0.0)
     if name == "cispo":
         out["epsilon_high"] = 1 + hp.cispo_clip_eps_high
-        if hp.aggregation != "batch-token-mean":
-            diffs.append(f"aggregation: {hp.aggregation} here, batch-token-mean in TRL's cispo")
+        if hp.aggregation != "token-mean":
+            diffs.append(f"aggregation: {hp.aggregation} here, token-mean (the batch's) in TRL's cispo")
     elif name == "sapo":
         out.update(sapo_temperature_pos=hp.sapo_tau_pos, sapo_temperature_neg=hp.sapo_tau_neg)
     else:
@@ -185,78 +204,148 @@ def to_trl(name, **overrides):
     return TRLConfig(out, diffs)
 
 
-VERL_AGG = {"token-mean": ("batch-token-mean", None), "seq-mean-token-mean": ("seq-mean-token-mean", None),
-            "seq-mean-token-sum": ("constant", 1.0)}
-"""verl's loss_agg_mode -> (aggregation, L); seq-mean-token-sum-norm divides the batch's sum by a constant
-without the 1/B (L = loss_scale_factor / B here, which depends on the batch): give it as constant yourself."""
-VERL_DEFAULTS = dict(clip_ratio=0.2, clip_ratio_low=None, clip_ratio_high=None, clip_ratio_c=3.0,
-                     norm_adv_by_std_in_grpo=True, epsilon=1e-6, use_kl_loss=False, kl_loss_coef=0.001,
-                     kl_loss_type="low_var_kl", tau_pos=1.0, tau_neg=1.05, clip_cov_ratio=2e-4, clip_cov_lb=1.0,
-                     clip_cov_ub=5.0, kl_cov_ratio=2e-4, ppo_kl_coef=1.0)
-"""verl's defaults of the actor and algorithm settings read here (actor.policy_loss.* and algorithm.*)."""
-_VERL_PAIRS = {("grpo", "vanilla"): "grpo", ("grpo", "gspo"): "grpo", ("grpo", "sapo"): "sapo",
-               ("grpo", "cispo"): "cispo", ("grpo", "geo_mean"): "gmpo", ("grpo", "clip_cov"): "clip-cov",
-               ("grpo", "kl_cov"): "kl-cov", ("gpg", "gpg"): "gpg", ("opo", "vanilla"): "opo",
-               ("grpo_passk", "vanilla"): "grpo-passk", ("reinforce_plus_plus_baseline", "vanilla"): "reinforce++",
-               ("reinforce_plus_plus", "vanilla"): "reinforce++", ("rloo", "vanilla"): "rloo"}
+# ---------------------------------------------------------------- verl
+
+VERL_DEFAULTS = dict(clip_ratio=0.2, clip_ratio_low=0.2, clip_ratio_high=0.2, clip_ratio_c=3.0, tau_pos=1.0,
+                     tau_neg=1.05, clip_cov_ratio=2e-4, clip_cov_lb=1.0, clip_cov_ub=5.0, kl_cov_ratio=2e-4,
+                     ppo_kl_coef=0.1, loss_scale_factor=None, use_kl_loss=False, kl_loss_coef=0.001,
+                     kl_loss_type="low_var_kl", norm_adv_by_std_in_grpo=True, epsilon=1e-6, gamma=1.0,
+                     use_kl_in_reward=False, kl_penalty="kl", kl_ctrl_type="fixed", kl_coef=0.001)
+"""verl's defaults (its ActorConfig and AlgoConfig) of the settings read here: actor.* (clip_ratio_low/high are
+0.2 themselves, so clip_ratio counts only where they are None, as in verl), actor.policy_loss.* (clip_cov_*,
+kl_cov_ratio, ppo_kl_coef), algorithm.* (norm_adv_by_std_in_grpo, gamma, use_kl_in_reward, kl_penalty) and
+algorithm.kl_ctrl.type / kl_coef as kl_ctrl_type / kl_coef. epsilon is compute_grpo_outcome_advantage's."""
+VERL_ESTIMATORS = {"grpo": "grpo", "rloo": "rloo", "reinforce_plus_plus": "reinforce_plus_plus",
+                   "reinforce_plus_plus_baseline": "reinforce_plus_plus", "remax": "remax", "gpg": "gpg",
+                   "opo": "opo", "grpo_passk": "grpo_passk"}
+"""verl's adv_estimator -> the advantage part (reinforce_plus_plus_baseline: reinforce_baseline='group')."""
+VERL_LOSSES = ("vanilla", "gspo", "sapo", "cispo", "geo_mean", "clip_cov", "kl_cov", "gpg")
+"""verl's policy loss_mode, each a policy part's name or alias (gpg: reinforce)."""
+VERL_AGGREGATIONS = ("token-mean", "seq-mean-token-mean", "seq-mean-token-sum", "seq-mean-token-sum-norm")
+"""verl's loss_agg_mode, each an aggregation part with verl's arithmetic (seq-mean-token-sum-norm: the batch's
+sum over L = loss_scale_factor, else the response width; without it the settings' max_len is L)."""
+SEQ_MEAN_LOSSES = ("gspo", "sapo", "geo_mean")  # verl aggregates these by seq-mean-token-mean, whatever loss_agg_mode
+_DIFFERS = {"gae": "verl's gae whitens its advantages over the batch's tokens (masked_whiten) and the gae part "
+                   "here does not"}
+
+
+def _part(registry, key, name, verl_names):
+    if name in _DIFFERS:
+        raise ValueError(f"{key}={name!r}: {_DIFFERS[name]}, so no {registry.axis} part here is verl's {name}")
+    if name not in verl_names:
+        raise ValueError(f"{key}={name!r}: no {registry.axis} part here computes verl's {name!r} (verl's names that "
+                         f"map: {', '.join(verl_names)}; the {registry.axis} parts: {', '.join(sorted(registry))})")
+    return registry.get(verl_names[name] if isinstance(verl_names, dict) else name).name
+
+
+def _kl(c):
+    """(KL part, where, beta) of verl's use_kl_loss / use_kl_in_reward."""
+    if c["use_kl_loss"] and c["use_kl_in_reward"]:
+        raise ValueError("use_kl_loss and use_kl_in_reward together are two KL terms; a composition has one")
+    if not (c["use_kl_loss"] or c["use_kl_in_reward"]):
+        return None, "loss", 0.0
+    key, where, beta = ("kl_loss_type", "loss", c["kl_loss_coef"]) if c["use_kl_loss"] else \
+        ("kl_penalty", "reward", c["kl_coef"])
+    if where == "reward" and c["kl_ctrl_type"] != "fixed":
+        raise ValueError(f"kl_ctrl_type={c['kl_ctrl_type']!r}: beta here is fixed (verl's kl_ctrl.type='fixed')")
+    try:
+        return KL_TERMS.get(c[key]).name, where, beta
+    except ValueError as e:
+        raise ValueError(f"{key}={c[key]!r}: {e}") from None
+
+
+def _policy_settings(policy, c, low, high):
+    """(RLConfig overrides, the policy part's settings) of verl's actor config."""
+    if policy == "vanilla":
+        if c["clip_ratio_c"] < 1 + high:  # verl's dual clip acts on A < 0 only, the part's delta on both signs
+            raise ValueError(f"clip_ratio_c={c['clip_ratio_c']} < 1 + clip_ratio_high: the vanilla part's delta "
+                             "equals verl's dual clip only from 1 + clip_ratio_high up")
+        return {"clip_eps": low}, {"clip_eps_high": high, "delta": c["clip_ratio_c"]}
+    if policy == "clip_cov":
+        if low != high:
+            raise ValueError("the clip_cov part's clip is RLConfig.clip_eps, symmetric: clip_ratio_low != "
+                             "clip_ratio_high")
+        return {"clip_eps": low}, {k: c[k] for k in ("clip_cov_ratio", "clip_cov_lb", "clip_cov_ub")}
+    return {}, {"gspo": {"gspo_clip_eps": low, "gspo_clip_eps_high": high},
+                "sapo": {"sapo_tau_pos": c["tau_pos"], "sapo_tau_neg": c["tau_neg"]},
+                "cispo": {"cispo_clip_eps": low, "cispo_clip_eps_high": high},
+                "geo_mean": {"gmpo_clip_eps": low, "gmpo_clip_eps_high": high},
+                "kl_cov": {"kl_cov_ratio": c["kl_cov_ratio"], "kl_cov_coef": c["ppo_kl_coef"]}}.get(policy, {})
+
+
+def _advantage_settings(adv, est, c, kl_where):
+    if kl_where == "reward" and est in ("remax", "reinforce_plus_plus_baseline"):
+        raise ValueError(f"{est} with use_kl_in_reward: verl's {est} takes the KL "
+                         + ("from t on, the remax part here reads the rewards alone" if est == "remax" else
+                            "summed over the whole response, the reinforce_plus_plus part here from t on"))
+    if adv == "reinforce_plus_plus":
+        if est == "reinforce_plus_plus" and c["gamma"] != 1:
+            raise ValueError(f"gamma={c['gamma']}: the reinforce_plus_plus part's returns are undiscounted (gamma 1)")
+        return {"reinforce_baseline": "group" if est.endswith("baseline") else "none"}
+    return {"grpo": {"scale_rewards": "group" if c["norm_adv_by_std_in_grpo"] else "none", "adv_eps": c["epsilon"]},
+            "grpo_passk": {"passk_std": bool(c["norm_adv_by_std_in_grpo"]), "adv_eps": c["epsilon"]},
+            "gpg": {"gpg_count": "nonzero-reward"}}.get(adv, {})
+
+
+def _named(made, settings):
+    """(METHODS name, extra overrides) of a registered row that is `made` under `settings`, or None."""
+    comp, hp = made.composition, made.hparams
+    for m in METHODS.values():
+        c = m.composition
+        if c is None or (c.advantage, c.policy) != (comp.advantage, comp.policy) or m.defaults or \
+                m.data_source is not made.data_source or type(m.reward) is not type(made.reward):
+            continue
+        if comp.kl is not None and (c.kl, c.kl_in) != (comp.kl, comp.kl_in):
+            continue
+        part_defaults = {f.name: f.default for p in c.parts.values() for f in p.fields()}
+        same = all(getattr(m.hparams, f.name, None) == getattr(hp, f.name) for f in fields(hp)
+                   if f.name not in settings)
+        if same and all(getattr(m.hparams, k) == v for k, v in part_defaults.items() if not hasattr(hp, k)):
+            return m.name, ({"beta": 0.0} if comp.kl is None and c.kl is not None else {})
+    return None
 
 
 def from_verl(adv_estimator="grpo", loss_mode="vanilla", loss_agg_mode="token-mean", **config):
-    """(method name, overrides) of verl's algorithm.adv_estimator, actor.policy_loss.loss_mode and
-    actor.loss_agg_mode, with the settings of VERL_DEFAULTS (clip_ratio*, norm_adv_by_std_in_grpo, use_kl_loss, ...).
+    """(method, overrides) of verl's algorithm.adv_estimator, actor.policy_loss.loss_mode and actor.loss_agg_mode,
+    with verl's settings (VERL_DEFAULTS): method is a METHODS name where a registered row is this composition,
+    else a `paradigm.Method` composed of the parts; `train(*from_verl(...))` trains either.
 
-    verl's vanilla loss has a dual clip (clip_ratio_c, 3 by default): it is GRPO's `delta` here; opo, rloo,
-    grpo-passk and reinforce++ have none, so they differ from verl where an A < 0 token's ratio passes it.
+    verl's vanilla loss has a dual clip (clip_ratio_c, 3 by default): the vanilla part's `delta`.
 
     >>> from_verl("grpo", "geo_mean")[0], from_verl("gpg", "gpg")[1]["gpg_count"]
     ('gmpo', 'nonzero-reward')
+    >>> from_verl("rloo", "cispo", "token-mean")[0].name
+    'rloo+cispo'
     """
     unknown = sorted(set(config) - set(VERL_DEFAULTS))
     if unknown:
         raise ValueError(f"from_verl does not read {unknown} (it reads {sorted(VERL_DEFAULTS)})")
-    if (adv_estimator, loss_mode) not in _VERL_PAIRS:
-        raise ValueError(f"no method here pairs verl's adv_estimator={adv_estimator!r} with loss_mode={loss_mode!r}; "
-                         f"the pairs: {sorted(_VERL_PAIRS)}")
-    if loss_agg_mode not in VERL_AGG:
-        raise ValueError(f"loss_agg_mode={loss_agg_mode!r} has no fixed counterpart here; choose one of {sorted(VERL_AGG)}")
     c = {**VERL_DEFAULTS, **config}
+    adv = _part(ADVANTAGES, "adv_estimator", adv_estimator, VERL_ESTIMATORS)
+    policy = _part(POLICY_TERMS, "loss_mode", loss_mode, VERL_LOSSES)
+    agg = _part(AGGREGATIONS, "loss_agg_mode", loss_agg_mode, VERL_AGGREGATIONS)
+    kl, kl_in, beta = _kl(c)
+    if loss_mode in SEQ_MEAN_LOSSES:
+        if kl is not None and kl_in == "loss" and agg != "seq-mean-token-mean":
+            raise ValueError(f"verl aggregates {loss_mode}'s loss by seq-mean-token-mean and its KL loss by "
+                             f"{loss_agg_mode}: a composition has one aggregation")
+        agg = "seq-mean-token-mean"
     low = c["clip_ratio"] if c["clip_ratio_low"] is None else c["clip_ratio_low"]
     high = c["clip_ratio"] if c["clip_ratio_high"] is None else c["clip_ratio_high"]
-    name = _VERL_PAIRS[adv_estimator, loss_mode]
-    agg, L = VERL_AGG[loss_agg_mode]
-    aggregation = dict(aggregation=agg, **({"max_len": L} if L is not None else {}))
-    adv = dict(scale_rewards="group" if c["norm_adv_by_std_in_grpo"] else "none", adv_eps=c["epsilon"])
-    if c["use_kl_loss"] and (c["kl_loss_type"] not in ("low_var_kl", "k3") or name not in ("grpo", "reinforce++")):
-        raise ValueError("use_kl_loss maps to GRPO's k3 penalty (kl_loss_type low_var_kl) for grpo and reinforce++ only")
-    beta = c["kl_loss_coef"] if c["use_kl_loss"] else 0.0
-    if name == "grpo":
-        sequence = loss_mode == "gspo"  # verl's gspo: the sequence ratio, seq-mean-token-mean, no dual clip
-        return "grpo", {**adv, "clip_eps": low, "clip_eps_high": high, "beta": beta,
-                        "delta": None if sequence else c["clip_ratio_c"],
-                        "importance_sampling_level": "sequence" if sequence else "token",
-                        **(dict(aggregation="seq-mean-token-mean") if sequence else aggregation)}
-    if name == "sapo":
-        return "sapo", {**adv, "sapo_tau_pos": c["tau_pos"], "sapo_tau_neg": c["tau_neg"]}  # verl forces seq-mean
-    if name == "cispo":
-        return "cispo", {**adv, "cispo_clip_eps": low, "cispo_clip_eps_high": high, **aggregation}
-    if name == "gmpo":
-        return "gmpo", {**adv, "gmpo_clip_eps": low, "gmpo_clip_eps_high": high}  # verl: a mean over sequences
-    if name == "clip-cov":
-        if low != high:
-            raise ValueError("clip-cov's clip here is RLConfig.clip_eps, symmetric")
-        return "clip-cov", {**adv, "clip_eps": low, "clip_cov_ratio": c["clip_cov_ratio"],
-                            "clip_cov_lb": c["clip_cov_lb"], "clip_cov_ub": c["clip_cov_ub"], **aggregation}
-    if name == "kl-cov":
-        return "kl-cov", {**adv, "kl_cov_ratio": c["kl_cov_ratio"], "kl_cov_coef": c["ppo_kl_coef"], **aggregation}
-    if name == "gpg":
-        return "gpg", {"gpg_count": "nonzero-reward", **aggregation}
-    if name == "grpo-passk":
-        return "grpo-passk", {"passk_std": c["norm_adv_by_std_in_grpo"], "adv_eps": c["epsilon"], "clip_eps": low,
-                              "beta": 0.0, **aggregation}
-    if low != high:
-        raise ValueError(f"`{name}`'s clip here is RLConfig.clip_eps, symmetric")
-    if name == "reinforce++":
-        baseline = "group" if adv_estimator == "reinforce_plus_plus_baseline" else "none"
-        return "reinforce++", {"reinforce_baseline": baseline, "kl_in": "loss", "beta": beta, "clip_eps": low,
-                               **aggregation}
-    return name, {"clip_eps": low, **aggregation}  # opo, rloo
+    section, settings = _policy_settings(policy, c, low, high)
+    settings = {**_advantage_settings(adv, adv_estimator, c, kl_in if kl else None), **settings, "aggregation": agg}
+    L = c["loss_scale_factor"]
+    if agg == "seq-mean-token-sum-norm" and L is not None:
+        settings["max_len"] = float(L)
+    if kl is not None:
+        section["beta"] = beta
+    name = "+".join(p for p in (adv, policy, kl) if p) + ("-in-reward" if kl_in == "reward" else "")
+    made = compose(adv, policy, kl, agg, kl_in=kl_in, name=name, defaults=section,
+                   data_source=GreedyBaselinePairs if adv == "remax" else PolicySamples,
+                   paper=f"verl adv_estimator={adv_estimator}, loss_mode={loss_mode}, loss_agg_mode={loss_agg_mode}",
+                   summary="a composition of parts: verl's config", ships_in=("verl",),
+                   **{k: v for k, v in settings.items() if k != "aggregation"})
+    named = _named(made, settings)
+    if named is not None:
+        return named[0], {**section, **named[1], **settings}
+    return made, {**section, **settings}
