@@ -22,9 +22,10 @@ import traceback
 import torch
 
 from unified_rl import sampling
-from unified_rl.cache import sft_checkpoint
+from unified_rl.cache import entry, sft_checkpoint
 from unified_rl.evaluation import greedy_accuracy
 from unified_rl.presets import get_preset
+from unified_rl.runs import is_complete
 from unified_rl.task import TaskConfig
 from unified_rl.trainer import make_lab, seed_everything, train
 
@@ -124,7 +125,7 @@ def methods_phase(preset, methods, steps, device, out):
     res = {"phase": "methods", "preset": preset.name, "device": _device_name(device), "steps": steps,
            "eval_problems": eval_n, "methods": {}}
     write_json(out, res)
-    t0 = time.perf_counter()
+    t0, cached = time.perf_counter(), is_complete(entry(preset))
     try:
         init = sft_checkpoint(preset, progress=False)  # the SFT method at the preset's own budget, cached
     except Exception as e:  # noqa: BLE001 - the report says what failed
@@ -133,7 +134,7 @@ def methods_phase(preset, methods, steps, device, out):
         return 1
     lab = make_lab(preset, init=init, device=device)
     res["methods"]["sft"] = {"steps": preset.sft.steps, "seconds": round(time.perf_counter() - t0, 2),
-                             "checkpoint": init, "held_out_greedy": greedy_accuracy(
+                             "cached": cached, "checkpoint": init, "held_out_greedy": greedy_accuracy(
                                  lab.policy, lab.tokenizer, lab.test_problems[:eval_n])}
     del lab
     write_json(out, res)

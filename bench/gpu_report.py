@@ -1,123 +1,142 @@
-"""Assemble scripts/gpu_check.sh's results: OUT/gpu_check.json and OUT/gpu.md (for bench/gpu.md).
+"""scripts/gpu_check.py's report: each phase's outcome read from its files, and the Markdown summary of them all.
 
-    python bench/gpu_report.py OUT TESTS_RC TESTS_SECONDS SPEED_RC DRY COMMAND METHOD...
-Exits 1 if the tests, the speed benchmark or any method failed, or a method left no summary.
+`phase_result` turns a finished (or stopped) phase's output into its entry of OUT/gpu_check.json; `markdown`
+writes OUT/gpu_check.md from the whole report, ready to paste into bench/README.md. Standard library only:
+the report is written even where torch cannot be imported.
 """
 
 import json
 import os
-import sys
-
-import torch
+import xml.etree.ElementTree as ET
 
 
-def collect(out, tests_rc, tests_s, speed_rc, dry, command, methods):
-    cuda = torch.cuda.is_available()
-    res = {"command": command, "dry_run": dry,
-           "device": torch.cuda.get_device_name(0) if cuda else "cpu",
-           "torch": torch.__version__, "cuda": torch.version.cuda,
-           "bf16": bool(cuda and torch.cuda.is_bf16_supported()),
-           "gpu_tests": {"rc": tests_rc, "seconds": tests_s}, "methods": {}}
-    speed = os.path.join(out, "preset_speed.json")
+def _json(path):
     try:
-        with open(speed) as f:
-            res["preset_speed"] = json.load(f)
-    except (OSError, ValueError) as e:
-        res["preset_speed"] = {"error": f"{type(e).__name__}: {e}"}
-        speed_rc = speed_rc or 1
-    res["preset_speed_rc"] = speed_rc
-    res["real_models"] = {}
-    for name in sorted(os.listdir(out)):  # bench/llm_gpu.py's results
-        if name.startswith("llm-") and name.endswith(".json"):
-            with open(os.path.join(out, name)) as f:
-                res["real_models"][name[4:-5]] = json.load(f)
-    res["real_models_rc"] = int(os.environ.get("GPU_CHECK_LLM_RC", "0"))
-    res["real_models_skipped"] = os.environ.get("GPU_CHECK_REAL_MODELS", "1") == "0"
-    if res["real_models_rc"] == 0 and "smollm2" not in res["real_models"] and not res["real_models_skipped"]:
-        res["real_models_rc"] = 1  # the offline model always runs
-    res["distributed_rc"] = int(os.environ.get("GPU_CHECK_DIST_RC", "0"))
-    res["distributed_note"] = os.environ.get("GPU_CHECK_DIST_NOTE", "not run")
-    try:  # bench/distributed_step.py under torchrun: per mode (ddp, fsdp), per rank
-        with open(os.path.join(out, "distributed.json")) as f:
-            res["distributed"] = json.load(f)
-    except OSError:
-        res["distributed"] = None
-        if res["distributed_note"].startswith("rc="):  # it ran and left no result
-            res["distributed_rc"] = res["distributed_rc"] or 1
-    for m in methods:
-        with open(os.path.join(out, f"{m}.wall.json")) as f:
-            row = json.load(f)
-        summary = os.path.join(out, m, "summary.json")
-        if os.path.exists(summary):
-            with open(summary) as f:
-                s = json.load(f)
-            ev = s.get("eval") or {}
-            row.update(preset=s.get("preset"), steps=s.get("steps"), train_seconds=s.get("seconds"),
-                       device=s.get("device"), accuracy=ev.get("accuracy"),
-                       pass_at_k=ev.get("pass_at_k"), maj_at_k=ev.get("maj_at_k"))
-        elif row["rc"] == 0:
-            row["rc"], row["error"] = 1, "no summary.json"
-        res["methods"][m] = row
-    return res
+        with open(path) as f:
+            return json.load(f)
+    except (OSError, ValueError):
+        return None
 
 
-def markdown(res):
-    def ks(d):
-        return ", ".join(f"{k}: {v:.3f}" for k, v in d.items()) if isinstance(d, dict) else ""
-
-    title = "Dry run on the CPU (cpu preset, 2 RL steps): plumbing only" if res["dry_run"] else \
-        f"The gpu preset on {res['device']}"
-    lines = [f"# {title}", "",
-             f"`{res['command']}` (torch {res['torch']}, CUDA {res['cuda']}, bf16 autocast "
-             f"{'on' if res['bf16'] else 'off: no native bf16'}). GPU tests: rc {res['gpu_tests']['rc']}, "
-             f"{res['gpu_tests']['seconds']} s.", "",
-             "| method | rc | steps | train s | wall s | held-out greedy accuracy | pass@k | maj@k |",
-             "|---|---|---|---|---|---|---|---|"]
-    for m, r in res["methods"].items():
-        acc = r.get("accuracy")
-        lines.append(f"| {m} | {r['rc']} | {r.get('steps')} | {r.get('train_seconds')} | {r['wall_seconds']} | "
-                     f"{'' if acc is None else f'{acc:.3f}'} | {ks(r.get('pass_at_k'))} | {ks(r.get('maj_at_k'))} |")
-    if res.get("real_models"):
-        lines += ["", "Real chat models, GRPO through `train()` (`bench/llm_gpu.py`):", "",
-                  "| model | task | preset, dtype, LoRA r | steps | s/step | peak memory GB | greedy before | after | "
-                  "reply chars before | after |", "|---|---|---|---|---|---|---|---|---|---|"]
-        for r in res["real_models"].values():
-            lines.append(f"| {r['model']} | {r['task']} | {r['preset']}, {r['dtype']}, {r['lora_r']} | {r['steps']} | "
-                         f"{r['seconds_per_step']:.2f} | {r['peak_memory_gb']:.2f} ({r['peak_memory_kind']}) | "
-                         f"{r['before']['greedy']:.3f} | {r['after']['greedy']:.3f} | "
-                         f"{r['before']['reply_chars']:.0f} | {r['after']['reply_chars']:.0f} |")
-    dist = res.get("distributed")
-    lines += ["", f"Data-parallel GRPO under torchrun (`bench/distributed_step.py`): {res.get('distributed_note')}."]
-    if dist:
-        lines += ["", f"{dist['model']} on {dist['world_size']} ranks ({dist['device']}), {dist['steps']} steps, "
-                  f"LoRA r {dist['lora_r']}:", "",
-                  "| mode | dtype | rank | s/step | peak memory GB | s in the package's collectives |",
-                  "|---|---|---|---|---|---|"]
-        for mode, r in dist["modes"].items():
-            for rank in r["ranks"]:
-                lines.append(f"| {mode} | {r['dtype']} | {rank['rank']} | {rank['seconds_per_step']} | "
-                             f"{rank['peak_memory_gb']} | {rank['collective_seconds']} |")
-    lines += ["", "Speed (`bench/preset_speed.py`):", "", "```json", json.dumps(res["preset_speed"], indent=2), "```", ""]
-    return "\n".join(lines)
+def junit(path):
+    """{test name: {"outcome", "seconds", "message"}} of a pytest --junitxml file ({} if there is none)."""
+    try:
+        root = ET.parse(path).getroot()
+    except (OSError, ET.ParseError):
+        return {}
+    out = {}
+    for case in root.iter("testcase"):
+        outcome, message = "passed", ""
+        for kind in ("failure", "error", "skipped"):
+            node = case.find(kind)
+            if node is not None:
+                outcome = {"failure": "failed"}.get(kind, kind)
+                message = (node.get("message") or node.text or "").strip().splitlines()[0][:300] if \
+                    (node.get("message") or node.text) else ""
+                break
+        out[case.get("name")] = {"outcome": outcome, "seconds": round(float(case.get("time") or 0), 2),
+                                 "message": message}
+    return out
 
 
-def main(argv):
-    out, tests_rc, tests_s, speed_rc, dry, command = argv[:6]
-    res = collect(out, int(tests_rc), int(tests_s), int(speed_rc), dry == "1", command, argv[6:])
-    with open(os.path.join(out, "gpu_check.json"), "w") as f:
-        json.dump(res, f, indent=2)
-    with open(os.path.join(out, "gpu.md"), "w") as f:
-        f.write(markdown(res))
-    for m, r in res["methods"].items():
-        print(f"{m:13s} rc={r['rc']} {r['wall_seconds']:5d} s  accuracy={r.get('accuracy')}")
-    failed = [m for m, r in res["methods"].items() if r["rc"] != 0]
-    failed += ["gpu tests"] if res["gpu_tests"]["rc"] != 0 else []
-    failed += ["preset_speed"] if res["preset_speed_rc"] != 0 else []
-    failed += ["real models"] if res["real_models_rc"] != 0 else []
-    failed += ["data-parallel"] if res["distributed_rc"] != 0 else []
-    print(f"-> {out}/gpu_check.json, {out}/gpu.md" + (f"  FAILED: {', '.join(failed)}" if failed else "  (all passed)"))
-    return 1 if failed else 0
+def notes(path):
+    """The GPU tests' own measurements: one JSON object per line of `path`, merged."""
+    merged = {}
+    try:
+        with open(path) as f:
+            for line in f:
+                if line.strip():
+                    merged.update(json.loads(line))
+    except (OSError, ValueError):
+        pass
+    return merged
 
 
-if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+def phase_result(phase, rc, work, dry):
+    """What `phase` (exit status rc; None: stopped at its limit) left in `work`, with its own verdict."""
+    if phase == "tests":
+        tests = junit(os.path.join(work, "tests.xml"))
+        res = {"tests": tests, "notes": notes(os.path.join(work, "tests-notes.jsonl"))}
+        skipped = [n for n, t in tests.items() if t["outcome"] == "skipped"]
+        ok = rc == 0 and tests and not any(t["outcome"] in ("failed", "error") for t in tests.values())
+        if not dry and skipped:  # on the GPU every test must run
+            ok, res["problem"] = False, f"skipped on the GPU: {', '.join(skipped)}"
+        return ok, res
+    data = _json(os.path.join(work, f"{phase}.json")) or {}
+    if phase == "methods":
+        rows = data.get("methods", {})
+        ok = rc == 0 and rows and all("error" not in r and r.get("moved", True) and r.get("finite", True)
+                                      for r in rows.values())
+    elif phase == "precision":
+        rows = data.get("modes", {})
+        ok = rc == 0 and len(rows) == 2 and all("error" not in r and r.get("moved") for r in rows.values())
+    else:  # llm
+        ok = rc == 0 and "after" in data
+    return bool(ok), data
+
+
+def _f(x, digits=3):
+    return "" if x is None else f"{x:.{digits}f}" if isinstance(x, float) else str(x)
+
+
+def markdown(report):
+    """The whole report as Markdown: what ran where, each phase's status and time, and its figures."""
+    env, dry = report.get("env") or {}, report.get("dry_run")
+    where = "the CPU (dry run: the same steps, the device swapped, tiny budgets)" if dry else \
+        f"{env.get('device', '?')} (CUDA {env.get('cuda')}, bf16 {'yes' if env.get('bf16') else 'no'})"
+    calls = "; ".join(f"`{c['command']}` ({c['seconds']} s)" for c in report.get("calls", []))
+    lines = [f"# GPU check on {where}", "",
+             f"Python {env.get('python')}, torch {env.get('torch')}, transformers {env.get('transformers')}. "
+             f"Calls: {calls}.",
+             "", "| phase | status | seconds | limit |", "|---|---|---|---|"]
+    for name, p in report.get("phases", {}).items():
+        lines.append(f"| {name} | {p['status']}{': ' + p['reason'] if p.get('reason') else ''} | "
+                     f"{_f(p.get('seconds'), 1)} | {p.get('limit', '')} |")
+    phases = report.get("phases", {})
+    tests = (phases.get("tests") or {}).get("result", {})
+    if tests.get("tests"):
+        lines += ["", "GPU tests (`tests/test_gpu.py`):", "", "| test | outcome | s |", "|---|---|---|"]
+        lines += [f"| {n} | {t['outcome']}{' (' + t['message'] + ')' if t['message'] else ''} | {t['seconds']} |"
+                  for n, t in tests["tests"].items()]
+        if tests.get("notes"):
+            lines += ["", "Measured by the tests: " + ", ".join(f"{k} = {v}" for k, v in tests["notes"].items()) + "."]
+    m = (phases.get("methods") or {}).get("result") or {}
+    if m.get("methods"):
+        lines += ["", f"Methods on the `{m.get('preset')}` preset, {m.get('steps')} steps each from its SFT model, "
+                  f"one process ({m.get('device')}):", "",
+                  "| method | steps | seconds | s/step | last batch reward | weights moved | peak GB | held-out greedy |",
+                  "|---|---|---|---|---|---|---|---|"]
+        for name, r in m["methods"].items():
+            if "error" in r:
+                lines.append(f"| {name} | error: {r['error'][:120]} | | | | | | |")
+            else:
+                moved = "" if "moved" not in r else "yes" if r["moved"] else "NO"
+                lines.append(f"| {name} | {r.get('steps')} | {_f(r.get('seconds'), 1)} | "
+                             f"{_f(r.get('seconds_per_step'), 4)} | {_f(r.get('reward'))} | {moved} | "
+                             f"{_f(r.get('peak_memory_gb'))} | {_f(r.get('held_out_greedy'))} |")
+    pr = (phases.get("precision") or {}).get("result") or {}
+    if pr.get("modes"):
+        lines += ["", f"GRPO on `{pr.get('preset')}` with bf16 autocast on and off ({pr.get('steps')} steps each):", "",
+                  "| mode | autocast | s/step | peak GB |", "|---|---|---|---|"]
+        lines += [f"| {k} | {r.get('autocast', '')} | {_f(r.get('seconds_per_step'), 4)} | {_f(r.get('peak_memory_gb'))} |"
+                  for k, r in pr["modes"].items() if "error" not in r]
+    llm = (phases.get("llm") or {}).get("result") or {}
+    if llm.get("before"):
+        after = llm.get("after") or {}
+        lines += ["", f"GRPO on {llm['model']} ({llm['task']}, {llm['preset']}, weights {llm.get('weights_dtype')}, "
+                  f"LoRA r {llm['lora_r']}, {llm['prompts_per_step']} x {llm['group_size']} replies of <= "
+                  f"{llm['max_new_tokens']} tokens per step), {llm['steps']} of {llm.get('steps_asked')} steps:", "",
+                  "| held-out greedy before | after | reply chars before | after | s/step | peak GB |",
+                  "|---|---|---|---|---|---|",
+                  f"| {_f(llm['before']['greedy'])} ({llm['n_test']} questions) | {_f(after.get('greedy'))} | "
+                  f"{_f(llm['before']['reply_chars'], 0)} | {_f(after.get('reply_chars'), 0)} | "
+                  f"{_f(llm.get('seconds_per_step'), 2)} | {_f(llm.get('peak_memory_gb'), 2)} |"]
+        if llm.get("tokenizer_aligned"):
+            lines += ["", f"The converted tokenizer was repaired first: {llm['tokenizer_aligned']}."]
+        if llm.get("reward_per_step"):
+            lines += ["", "Batch reward per step: " + ", ".join(_f(r, 2) for r in llm["reward_per_step"]) + "."]
+        if llm.get("fp32"):
+            f = llm["fp32"]
+            lines += ["", f"The same in float32 weights, bf16 off ({f['steps']} steps): {_f(f['seconds_per_step'], 2)} "
+                      f"s/step, peak {_f(f['peak_memory_gb'], 2)} GB."]
+    return "\n".join(lines) + "\n"
