@@ -125,7 +125,7 @@ BEFORE = [
     ("grpo", 3, "notes", 3, "Eq 20 writes {o_t}_{t=1}^G for {o_i}_{i=1}^G and drops q from pi(o_{i,t} | o_{i,<t}); "
                             "eq 19 conditions on o_{i,<=t} where o_{i,<t} is meant."),
     ("aggregation_token_mean", 2, "notes", 0, "Per-token terms A_i ell_{i,t} aggregated by token-mean; two responses "
-     "of 2 and 3 tokens. The GC is A_i times the row factor of coefficients.aggregation_weight."),
+     "of 2 and 3 tokens. The GC is A_i times the row factor w_i of parts/aggregations.py."),
     ("dapo", 1, "cases", 4, "A < 0, 1-eps_low < r < 1+eps_high"),
     ("gspo", 2, "claims", 1, "response token 4 has the GC of token 3"),
     ("dr_grpo", 1, "claims", 2, "at pi_old = pi_theta token 3's GC is |o_i|/L (R_i - mean R + KL term)"),

@@ -154,9 +154,9 @@ SENTENCES = {
         "每个问题 B = 2 行（采样的、贪心的）：采样行上 GC = 2 |o| (R - R_greedy)；J 不依赖贪心行的对数概率，"
         "所以贪心行的 GC 为 0。",
     "Per-token terms A_i ell_{{i,t}} aggregated by {aggregation}; two responses of {n} and {n_plus_1} tokens. The "
-    "GC is A_i times the row factor of coefficients.aggregation_weight.":
+    "GC is A_i times the row factor w_i of parts/aggregations.py.":
         "逐 token 的项 A_i ell_{{i,t}} 按 {aggregation} 聚合；两个回答分别有 {n} 和 {n_plus_1} 个 token。"
-        "GC 是 A_i 乘以 coefficients.aggregation_weight 给出的行因子。",
+        "GC 是 A_i 乘以 parts/aggregations.py 给出的行因子 w_i。",
     "The claims sum over every token of a 3-token vocabulary (pi = softmax(z), pi_ref = softmax(w)), on-policy: "
     "the expected gradient is {what}.":
         "这些断言在一个 3-token 词表的每个 token 上求和（pi = softmax(z)，pi_ref = softmax(w)），同策略：期望梯度是{what}。",
