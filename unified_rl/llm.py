@@ -361,4 +361,6 @@ def check_lora(cfg, init=None, device=None):
     device = pick_device(device)
     launch = distributed.launch_env() if getattr(cfg, "fsdp", False) else None
     shards = launch[1] if launch else 1  # FSDP2 holds a 1/WORLD_SIZE share of the weights on each rank
-    lora.check_config(folder, cfg.lora_r, weights_dtype(cfg, device), device, shards)
+    name = portable(start)
+    name = os.path.basename(os.path.normpath(name)) if os.path.isdir(name) else name  # smollm2, a folder's name
+    lora.check_config(folder, cfg.lora_r, weights_dtype(cfg, device), device, shards, name)

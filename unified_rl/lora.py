@@ -86,10 +86,10 @@ def check_rank(layers, r, what="the model", base_bytes=0, device="cpu"):
     return n
 
 
-def check_config(folder, r, dtype, device="cpu", shards=1):
+def check_config(folder, r, dtype, device="cpu", shards=1, what=None):
     """check_rank from the model folder's config.json alone, before its weights are read (the model
     is built on the meta device: shapes, no memory); nothing if the config cannot be read (the load
-    that follows says why)."""
+    that follows says why). `what` names the model (its model_type if not given)."""
     from transformers import AutoConfig, AutoModelForCausalLM
 
     try:
@@ -99,8 +99,8 @@ def check_config(folder, r, dtype, device="cpu", shards=1):
     except Exception:  # an unknown architecture, a damaged config: the load reports it in its own words
         return None
     base = sum(p.numel() for p in model.parameters()) * torch.empty(0, dtype=dtype).element_size()
-    name = getattr(config, "model_type", None) or "the model"
-    return check_rank(adapted_layers(model), r, name, base // shards, device)
+    what = what or getattr(config, "model_type", None) or "the model"
+    return check_rank(adapted_layers(model), r, what, base // shards, device)
 
 
 def save_adapter(model, tokenizer, path, state_dict=None):
