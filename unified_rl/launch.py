@@ -59,6 +59,7 @@ def joined_failed(rank, size, timeout, error):
     """The one line for a process group that could not be formed (torch's DistNetworkError, DistStoreError)."""
     where = f"{os.environ.get('MASTER_ADDR', '').strip()}:{os.environ.get('MASTER_PORT', '').strip()}"
     first = (str(error).strip().splitlines() or [""])[0][:200]
-    who = f"rank 0 of {size} waited for the other ranks" if rank == 0 else f"rank {rank} of {size} could not join rank 0"
+    who = (f"rank 0 of {size} waited for the other ranks" if rank == 0
+           else f"rank {rank} of {size} could not join rank 0")
     return ValueError(f"{who} at {where} for up to {timeout} s and the process group was not formed "
                       f"({type(error).__name__}: {first}): {START}")
