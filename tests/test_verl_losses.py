@@ -1,24 +1,31 @@
-"""verl's advantage estimators and policy losses against the package, through `peers.from_verl`.
+"""verl's advantage estimators, policy losses and aggregations against the package, through `peers.from_verl`.
 
 verl is not installable here. The REFERENCE below is written from verl's published formulas
 (verl/trainer/ppo/core_algos.py at commit b178a3cd56f58b2d502255daba591e92833930a7: the estimators grpo,
-gpg, opo, grpo_passk, rloo, reinforce_plus_plus(_baseline); the policy losses vanilla with its dual clip,
-gspo, sapo, cispo, gpg, geo_mean, clip_cov, kl_cov; agg_loss; the low_var_kl penalty), not imported from
-verl: each is a plain loss over the log-probs, differentiated by autograd, on a ragged float64 batch
-on- and off-policy. The package's side is METHODS[name].coefficient with the settings from_verl maps
-verl's config to, through eq 5's surrogate. Where verl's arithmetic differs by a constant of its code the
+gpg, opo, grpo_passk, rloo, remax, reinforce_plus_plus(_baseline); the policy losses vanilla with its dual clip,
+gspo, sapo, cispo, gpg, geo_mean, clip_cov, kl_cov; agg_loss; kl_penalty in the loss and, through
+ray_trainer.apply_kl_penalty, in the reward), not imported from verl: each is a plain loss over the log-probs,
+differentiated by autograd, on a ragged float64 batch on- and off-policy. The package's side is the coefficient
+of what from_verl returns (a METHODS row, or the composition of parts where no row is that product) with the
+settings it maps verl's config to, through eq 5's surrogate. Products no row holds (rloo x cispo, gpg x vanilla,
+opo x gspo, ...) are cases like the rows. Where verl's arithmetic differs by a constant of its code the
 tolerance says which (1e-8 added to each response's token count in its seq-mean modes and GMPO; REINFORCE++'s
 whitening by sqrt(var + 1e-8) where the package divides by std + eps). Each family has a negative control.
 """
+
+import dataclasses
+import re
 
 import pytest
 import torch
 
 from unified_rl import wiring
-from unified_rl.methods import METHODS
-from unified_rl.paradigm import step_from_tensors, surrogate_loss
+from unified_rl.methods import METHODS, get_method
+from unified_rl.paradigm import Method, step_from_tensors, surrogate_loss
+from unified_rl.parts import compose
 from unified_rl.peers import from_verl
 from unified_rl.presets import get_preset
+from unified_rl.trainer import make_lab, train
 
 G, GROUPS, T = 4, 3, 7
 EXACT, PLUS_1E8, WHITEN = 1e-10, 1e-6, 1e-4  # relative to the largest gradient entry
@@ -40,11 +47,13 @@ def batch(seed=0, off_policy=True):
 
 # ---------------------------------------------------------------- the reference, from verl's formulas
 
-def v_agg(loss_mat, mask, mode):
+def v_agg(loss_mat, mask, mode, scale=None):
     if mode == "token-mean":
         return (loss_mat * mask).sum() / mask.sum()
     if mode == "seq-mean-token-sum":
         return (loss_mat * mask).sum(-1).mean()
+    if mode == "seq-mean-token-sum-norm":  # the batch's sum over loss_scale_factor, else the response width
+        return (loss_mat * mask).sum() / (mask.shape[-1] if scale is None else scale)
     return ((loss_mat * mask).sum(-1) / (mask.sum(-1) + 1e-8)).mean()  # seq-mean-token-mean
 
 
@@ -92,18 +101,53 @@ def whiten(v, mask):
     return (v - mean) * torch.rsqrt(var + 1e-8)
 
 
-def v_rpp_adv(r, mask, baseline):
-    x = groups(r)
-    s = (x - x.mean(-1, keepdim=True)).reshape(-1) if baseline else r  # with outcome rewards, gamma = 1
-    return whiten(s[:, None] * mask, mask) * mask
+def v_kl(lp, ref, kind):
+    """verl's kl_penalty_forward(logprob, ref_logprob, kind)."""
+    if kind in ("kl", "k1"):
+        return lp - ref
+    if kind in ("mse", "k2"):
+        return 0.5 * (lp - ref) ** 2
+    kl = torch.clamp(ref - lp, -20, 20)  # low_var_kl, k3
+    return torch.clamp(torch.exp(kl) - kl - 1, -10, 10)
 
 
-def v_vanilla(b, lp, A, mode, low=0.2, high=0.2, c=3.0):
+def token_rewards(b, beta=0.0, kind="kl"):
+    """verl's token_level_rewards: the score on each response's last token, minus beta times kl_penalty of the
+    actor's log-probs before the update (old_log_probs) against pi_ref on every token (apply_kl_penalty)."""
+    m = b["mask"]
+    scores = torch.zeros_like(m)
+    scores[torch.arange(len(m)), m.sum(-1).long() - 1] = b["r"]
+    return scores - beta * v_kl(b["old"], b["ref"], kind) * m
+
+
+def returns(rewards, mask):
+    """sum_{t' >= t} of the token-level rewards (gamma 1), as verl's reinforce_plus_plus and remax write it."""
+    return (rewards * mask).flip(-1).cumsum(-1).flip(-1)
+
+
+def v_rpp_adv(b, baseline, beta=0.0):
+    m, tl = b["mask"], token_rewards(b, beta)
+    if baseline:  # reinforce_plus_plus_baseline: the summed score minus its group's mean, on every token
+        x = groups(tl.sum(-1))
+        return whiten((x - x.mean(-1, keepdim=True)).reshape(-1, 1) * m, m) * m
+    return whiten(returns(tl, m), m) * m
+
+
+def v_vanilla(b, lp, A, mode, low=0.2, high=0.2, c=3.0, scale=None):
     ratio = torch.exp(torch.clamp(lp - b["old"], -20.0, 20.0))
     l1, l2 = -A * ratio, -A * torch.clamp(ratio, 1 - low, 1 + high)
     clip1 = torch.maximum(l1, l2)
     loss = torch.where(A < 0, torch.minimum(-A * c, clip1), clip1)
-    return v_agg(loss, b["mask"], mode)
+    return v_agg(loss, b["mask"], mode, scale)
+
+
+def v_remax(b, lp, mode):
+    """verl's remax: its batch holds the sampled answers (here the even rows), each with the reward of the greedy
+    answer to its question (the odd rows) as reward_baselines; A = returns - baseline."""
+    s = slice(0, None, 2)
+    bs = {"mask": b["mask"][s], "old": b["old"][s]}
+    A = returns(token_rewards(b)[s], bs["mask"]) - b["r"][1::2, None] * bs["mask"]
+    return v_vanilla(bs, lp[s], A, mode)
 
 
 def v_gspo(b, lp, A, low, high):
@@ -120,9 +164,9 @@ def v_sapo(b, lp, A, tau_pos=1.0, tau_neg=1.05):
     return v_agg(-torch.sigmoid(tau * (ratio - 1.0)) * (4.0 / tau) * A, b["mask"], "seq-mean-token-mean")
 
 
-def v_cispo(b, lp, A, mode, low, high):
+def v_cispo(b, lp, A, mode, low, high, scale=None):
     ratio = torch.exp(torch.clamp(lp - b["old"], -20.0, 20.0))
-    return v_agg(-torch.clamp(ratio, 1 - low, 1 + high).detach() * A * lp, b["mask"], mode)
+    return v_agg(-torch.clamp(ratio, 1 - low, 1 + high).detach() * A * lp, b["mask"], mode, scale)
 
 
 def v_gpg(b, lp, A, mode):
@@ -158,7 +202,7 @@ def v_clip_cov(b, lp, A, mode, low, high, ratio_k, lb, ub):
     return v_agg(torch.maximum(l1, l2) * corr, m, mode)
 
 
-def v_kl_cov(b, lp, A, mode, ratio_k, coef):
+def v_kl_cov(b, lp, A, mode, ratio_k, coef, scale=None):
     m = b["mask"]
     x = lp - b["old"]
     loss = -A * torch.exp(x)
@@ -169,62 +213,92 @@ def v_kl_cov(b, lp, A, mode, ratio_k, coef):
     top = valid[torch.topk(cov, max(1, int(len(cov) * ratio_k))).indices]
     loss = loss.clone()
     loss.view(-1)[top] = with_kl.view(-1)[top]
-    return v_agg(loss, m, mode)
-
-
-def v_low_var_kl(lp, ref):
-    kl = torch.clamp(ref - lp, -20, 20)
-    return torch.clamp(torch.exp(kl) - kl - 1, -10, 10)
+    return v_agg(loss, m, mode, scale)
 
 
 # ---------------------------------------------------------------- the cases
 
+def grpo_adv(b, **kw):
+    return v_grpo_adv(b["r"], b["mask"], **kw)
+
+
 CASES = {  # name: (from_verl arguments, reference loss, tolerance)
     "grpo-vanilla": (("grpo", "vanilla", "token-mean", {}),
-                     lambda b, lp: v_vanilla(b, lp, v_grpo_adv(b["r"], b["mask"]), "token-mean"), EXACT),
+                     lambda b, lp: v_vanilla(b, lp, grpo_adv(b), "token-mean"), EXACT),
     "grpo-no-std-seq-mean": (("grpo", "vanilla", "seq-mean-token-mean", {"norm_adv_by_std_in_grpo": False}),
-                             lambda b, lp: v_vanilla(b, lp, v_grpo_adv(b["r"], b["mask"], norm=False),
-                                                     "seq-mean-token-mean"), PLUS_1E8),
+                             lambda b, lp: v_vanilla(b, lp, grpo_adv(b, norm=False), "seq-mean-token-mean"), PLUS_1E8),
     "grpo-clip-higher-token-sum": (("grpo", "vanilla", "seq-mean-token-sum", {"clip_ratio_high": 0.28}),
-                                   lambda b, lp: v_vanilla(b, lp, v_grpo_adv(b["r"], b["mask"]),
-                                                           "seq-mean-token-sum", high=0.28), EXACT),
+                                   lambda b, lp: v_vanilla(b, lp, grpo_adv(b), "seq-mean-token-sum", high=0.28), EXACT),
+    "grpo-token-sum-norm": (("grpo", "vanilla", "seq-mean-token-sum-norm", {"loss_scale_factor": 5}),
+                            lambda b, lp: v_vanilla(b, lp, grpo_adv(b), "seq-mean-token-sum-norm", scale=5), EXACT),
     "grpo-kl-loss": (("grpo", "vanilla", "token-mean", {"use_kl_loss": True, "kl_loss_coef": 0.1}),
-                     lambda b, lp: v_vanilla(b, lp, v_grpo_adv(b["r"], b["mask"]), "token-mean")
-                     + 0.1 * v_agg(v_low_var_kl(lp, b["ref"]), b["mask"], "token-mean"), EXACT),
+                     lambda b, lp: v_vanilla(b, lp, grpo_adv(b), "token-mean")
+                     + 0.1 * v_agg(v_kl(lp, b["ref"], "low_var_kl"), b["mask"], "token-mean"), EXACT),
+    "grpo-mse-loss": (("grpo", "vanilla", "seq-mean-token-sum",
+                       {"use_kl_loss": True, "kl_loss_coef": 0.1, "kl_loss_type": "mse"}),
+                      lambda b, lp: v_vanilla(b, lp, grpo_adv(b), "seq-mean-token-sum")
+                      + 0.1 * v_agg(v_kl(lp, b["ref"], "mse"), b["mask"], "seq-mean-token-sum"), EXACT),
+    "grpo-kl-reward": (("grpo", "vanilla", "token-mean", {"use_kl_in_reward": True, "kl_coef": 0.1}),
+                       lambda b, lp: v_vanilla(b, lp, v_grpo_adv(token_rewards(b, 0.1).sum(-1), b["mask"]),
+                                               "token-mean"), EXACT),
     "gspo": (("grpo", "gspo", "seq-mean-token-mean", {"clip_ratio_low": 0.05, "clip_ratio_high": 0.08}),
-             lambda b, lp: v_gspo(b, lp, v_grpo_adv(b["r"], b["mask"]), 0.05, 0.08), PLUS_1E8),
-    "sapo": (("grpo", "sapo", "seq-mean-token-mean", {}),
-             lambda b, lp: v_sapo(b, lp, v_grpo_adv(b["r"], b["mask"])), PLUS_1E8),
+             lambda b, lp: v_gspo(b, lp, grpo_adv(b), 0.05, 0.08), PLUS_1E8),
+    "gspo-token-mean-unread": (("grpo", "gspo", "token-mean", {"clip_ratio_low": 0.05, "clip_ratio_high": 0.08}),
+                               lambda b, lp: v_gspo(b, lp, grpo_adv(b), 0.05, 0.08), PLUS_1E8),
+    "sapo": (("grpo", "sapo", "seq-mean-token-mean", {}), lambda b, lp: v_sapo(b, lp, grpo_adv(b)), PLUS_1E8),
     "cispo": (("grpo", "cispo", "token-mean", {"clip_ratio_high": 0.3}),
-              lambda b, lp: v_cispo(b, lp, v_grpo_adv(b["r"], b["mask"]), "token-mean", 0.2, 0.3), EXACT),
+              lambda b, lp: v_cispo(b, lp, grpo_adv(b), "token-mean", 0.2, 0.3), EXACT),
     "gpg": (("gpg", "gpg", "token-mean", {}),
             lambda b, lp: v_gpg(b, lp, v_gpg_adv(b["r"], b["mask"]), "token-mean"), EXACT),
-    "geo-mean": (("grpo", "geo_mean", "token-mean", {"clip_ratio": 0.4}),
-                 lambda b, lp: v_geo_mean(b, lp, v_grpo_adv(b["r"], b["mask"]), 0.4, 0.4), PLUS_1E8),
+    "geo-mean": (("grpo", "geo_mean", "token-mean", {"clip_ratio": 0.4, "clip_ratio_low": None,
+                                                      "clip_ratio_high": None}),
+                 lambda b, lp: v_geo_mean(b, lp, grpo_adv(b), 0.4, 0.4), PLUS_1E8),
     "clip-cov": (("grpo", "clip_cov", "token-mean", {"clip_cov_ratio": 1.0, "clip_cov_lb": -0.5, "clip_cov_ub": 0.5}),
-                 lambda b, lp: v_clip_cov(b, lp, v_grpo_adv(b["r"], b["mask"]), "token-mean", 0.2, 0.2, 1.0,
-                                          -0.5, 0.5), EXACT),
+                 lambda b, lp: v_clip_cov(b, lp, grpo_adv(b), "token-mean", 0.2, 0.2, 1.0, -0.5, 0.5), EXACT),
     "kl-cov": (("grpo", "kl_cov", "token-mean", {"kl_cov_ratio": 0.1, "ppo_kl_coef": 0.7}),
-               lambda b, lp: v_kl_cov(b, lp, v_grpo_adv(b["r"], b["mask"]), "token-mean", 0.1, 0.7), EXACT),
-    "opo": (("opo", "vanilla", "seq-mean-token-sum", {"clip_ratio_c": 100.0}),
-            lambda b, lp: v_vanilla(b, lp, v_opo_adv(b["r"], b["mask"]), "seq-mean-token-sum", c=100.0), EXACT),
-    "grpo-passk": (("grpo_passk", "vanilla", "token-mean", {"clip_ratio_c": 100.0}),
-                   lambda b, lp: v_vanilla(b, lp, v_passk_adv(b["r"], b["mask"]), "token-mean", c=100.0), EXACT),
-    "rloo": (("rloo", "vanilla", "seq-mean-token-sum", {"clip_ratio_c": 100.0}),
-             lambda b, lp: v_vanilla(b, lp, v_rloo_adv(b["r"], b["mask"]), "seq-mean-token-sum", c=100.0), EXACT),
-    "reinforce++-baseline": (("reinforce_plus_plus_baseline", "vanilla", "token-mean", {"clip_ratio_c": 100.0}),
-                             lambda b, lp: v_vanilla(b, lp, v_rpp_adv(b["r"], b["mask"], True), "token-mean",
-                                                     c=100.0), WHITEN),
+               lambda b, lp: v_kl_cov(b, lp, grpo_adv(b), "token-mean", 0.1, 0.7), EXACT),
+    "opo": (("opo", "vanilla", "seq-mean-token-sum", {}),
+            lambda b, lp: v_vanilla(b, lp, v_opo_adv(b["r"], b["mask"]), "seq-mean-token-sum"), EXACT),
+    "grpo-passk": (("grpo_passk", "vanilla", "token-mean", {}),
+                   lambda b, lp: v_vanilla(b, lp, v_passk_adv(b["r"], b["mask"]), "token-mean"), EXACT),
+    "rloo": (("rloo", "vanilla", "seq-mean-token-sum", {}),
+             lambda b, lp: v_vanilla(b, lp, v_rloo_adv(b["r"], b["mask"]), "seq-mean-token-sum"), EXACT),
+    "remax": (("remax", "vanilla", "seq-mean-token-sum", {}), lambda b, lp: v_remax(b, lp, "seq-mean-token-sum"),
+              EXACT),
+    "reinforce++-baseline": (("reinforce_plus_plus_baseline", "vanilla", "token-mean", {}),
+                             lambda b, lp: v_vanilla(b, lp, v_rpp_adv(b, True), "token-mean"), WHITEN),
     "reinforce++-kl-loss": (("reinforce_plus_plus", "vanilla", "seq-mean-token-mean",
-                             {"clip_ratio_c": 100.0, "use_kl_loss": True, "kl_loss_coef": 0.1}),
-                            lambda b, lp: v_vanilla(b, lp, v_rpp_adv(b["r"], b["mask"], False), "seq-mean-token-mean",
-                                                    c=100.0)
-                            + 0.1 * v_agg(v_low_var_kl(lp, b["ref"]), b["mask"], "seq-mean-token-mean"), WHITEN),
+                             {"use_kl_loss": True, "kl_loss_coef": 0.1}),
+                            lambda b, lp: v_vanilla(b, lp, v_rpp_adv(b, False), "seq-mean-token-mean")
+                            + 0.1 * v_agg(v_kl(lp, b["ref"], "k3"), b["mask"], "seq-mean-token-mean"), WHITEN),
+    "reinforce++-kl-reward": (("reinforce_plus_plus", "vanilla", "token-mean",
+                               {"use_kl_in_reward": True, "kl_coef": 0.1}),
+                              lambda b, lp: v_vanilla(b, lp, v_rpp_adv(b, False, 0.1), "token-mean"), WHITEN),
+    # products no row holds: each a composition of parts
+    "rloo-cispo-token-mean": (("rloo", "cispo", "token-mean", {"clip_ratio_high": 0.3}),
+                              lambda b, lp: v_cispo(b, lp, v_rloo_adv(b["r"], b["mask"]), "token-mean", 0.2, 0.3),
+                              EXACT),
+    "gpg-vanilla": (("gpg", "vanilla", "token-mean", {}),
+                    lambda b, lp: v_vanilla(b, lp, v_gpg_adv(b["r"], b["mask"]), "token-mean"), EXACT),
+    "geo-mean-token-sum-unread": (("grpo", "geo_mean", "seq-mean-token-sum", {"clip_ratio_low": 0.1,
+                                                                             "clip_ratio_high": 0.3}),
+                                  lambda b, lp: v_geo_mean(b, lp, grpo_adv(b), 0.1, 0.3), PLUS_1E8),
+    "opo-gspo": (("opo", "gspo", "seq-mean-token-sum", {"clip_ratio_low": 0.05, "clip_ratio_high": 0.08}),
+                 lambda b, lp: v_gspo(b, lp, v_opo_adv(b["r"], b["mask"]), 0.05, 0.08), PLUS_1E8),
+    "rloo-kl-cov-token-sum-norm": (("rloo", "kl_cov", "seq-mean-token-sum-norm",
+                                    {"kl_cov_ratio": 0.1, "loss_scale_factor": 9}),
+                                   lambda b, lp: v_kl_cov(b, lp, v_rloo_adv(b["r"], b["mask"]),
+                                                          "seq-mean-token-sum-norm", 0.1, 0.1, scale=9), EXACT),
+    "passk-sapo-kl-reward": (("grpo_passk", "sapo", "token-mean", {"use_kl_in_reward": True, "kl_coef": 0.1,
+                                                                   "kl_penalty": "low_var_kl"}),
+                             lambda b, lp: v_sapo(b, lp, v_passk_adv(token_rewards(b, 0.1, "k3").sum(-1), b["mask"])),
+                             PLUS_1E8),
 }
+GROUP = {"remax": 2}  # rows in pairs: the sampled answer, then the greedy one
 
 
-def ours(b, lp, name, overrides):
-    m = METHODS[name]
+def ours(b, lp, method, overrides, G):
+    m = get_method(method)
     preset, hp = wiring.configure(m, get_preset("tiny"), overrides)
     step = step_from_tensors(lp, b["mask"], preset.rl, logp_ref=b["ref"] if m.uses_ref else None,
                              logp_old=b["old"], scores=b["r"], group_size=G, hp=hp)
@@ -236,9 +310,10 @@ def gradients(case, off_policy, change=None):
     b = batch(off_policy=off_policy)
     lp_v = b["logp"].clone().requires_grad_()
     (g_verl,) = torch.autograd.grad(-reference(b, lp_v), lp_v)  # verl minimises the loss: J = -loss
-    name, overrides = from_verl(est, mode, agg, **config)
+    method, overrides = from_verl(est, mode, agg, **config)
+    method, overrides = change(method, overrides) if change else (method, overrides)
     lp_o = b["logp"].clone().requires_grad_()
-    (g_ours,) = torch.autograd.grad(ours(b, lp_o, name, change(overrides) if change else overrides), lp_o)
+    (g_ours,) = torch.autograd.grad(ours(b, lp_o, method, overrides, GROUP.get(case, G)), lp_o)
     return g_ours, g_verl, tol
 
 
@@ -261,17 +336,38 @@ def test_the_off_policy_batch_reaches_the_dual_clip():
     assert ((A < 0) & (r > 3) & (b["mask"] > 0)).any() and ((r - 1).abs() > 0.2)[b["mask"] > 0].any()
 
 
+def settings(**changed):
+    return lambda m, o: (m, {**o, **changed})
+
+
+def method(m):
+    return lambda _, o: (m, o)
+
+
+def row(name):  # a registered row, with the mapped settings it has
+    known = {f.name for f in dataclasses.fields(METHODS[name].hparams)} | {"clip_eps", "beta"}
+    return lambda _, o: (name, {k: v for k, v in o.items() if k in known})
+
+
 SLIPS = {  # a slip in the mapping, and the case that must catch it
-    "no-dual-clip": ("grpo-vanilla", lambda o: {**o, "delta": None}),
-    "per-group-token-mean": ("grpo-vanilla", lambda o: {**o, "aggregation": "token-mean"}),
-    "std-kept": ("grpo-no-std-seq-mean", lambda o: {**o, "scale_rewards": "group"}),
-    "token-ratio-for-gspo": ("gspo", lambda o: {**o, "importance_sampling_level": "token"}),
-    "cispo-without-lower-bound": ("cispo", lambda o: {**o, "cispo_clip_eps": None}),
-    "gpg-paper-count": ("gpg", lambda o: {**o, "gpg_count": "nonzero-advantage"}),
-    "gmpo-symmetric-pessimism": ("geo-mean", lambda o: {**o, "gmpo_clip_eps_high": 0.05}),
-    "kl-cov-coef": ("kl-cov", lambda o: {**o, "kl_cov_coef": 0.0}),
-    "reinforce++-no-baseline": ("reinforce++-baseline", lambda o: {**o, "reinforce_baseline": "none"}),
-    "opo-token-mean": ("opo", lambda o: {**o, "aggregation": "batch-token-mean"}),
+    "no-dual-clip": ("grpo-vanilla", settings(delta=None)),
+    "token-mean-per-group": ("grpo-vanilla", settings(aggregation="group-token-mean")),
+    "std-kept": ("grpo-no-std-seq-mean", settings(scale_rewards="group")),
+    "norm-over-B-too": ("grpo-token-sum-norm", settings(aggregation="constant")),  # sum / (B L)
+    "norm-default-L": ("grpo-token-sum-norm", settings(max_len=17.0)),
+    "kl-reward-dropped": ("grpo-kl-reward", settings(beta=0.0)),
+    "kl-reward-in-the-loss": ("grpo-kl-reward", method(compose("grpo", "vanilla", "k1", "token-mean"))),
+    "mse-as-k3": ("grpo-mse-loss", method(compose("grpo", "vanilla", "k3", "seq-mean-token-sum"))),
+    "gspo-reads-token-mean": ("gspo-token-mean-unread", settings(aggregation="token-mean")),
+    "cispo-without-lower-bound": ("cispo", settings(cispo_clip_eps=None)),
+    "gpg-paper-count": ("gpg", settings(gpg_count="nonzero-advantage")),
+    "gmpo-symmetric-pessimism": ("geo-mean", settings(gmpo_clip_eps_high=0.05)),
+    "gmpo-reads-token-sum": ("geo-mean-token-sum-unread", settings(aggregation="seq-mean-token-sum")),
+    "kl-cov-coef": ("kl-cov", settings(kl_cov_coef=0.0)),
+    "reinforce++-no-baseline": ("reinforce++-baseline", settings(reinforce_baseline="none")),
+    "opo-token-mean": ("opo", settings(aggregation="token-mean")),
+    "rloo-cispo-as-the-cispo-row": ("rloo-cispo-token-mean", row("cispo")),
+    "gpg-vanilla-as-the-gpg-row": ("gpg-vanilla", row("gpg")),
 }
 
 
@@ -282,12 +378,42 @@ def test_a_mapping_slip_is_caught(slip):
     assert rel(g_ours, g_verl) > 1e3 * tol, slip
 
 
-def test_from_verl_names_what_it_cannot_map():
-    with pytest.raises(ValueError, match="no method here pairs"):
-        from_verl("gae", "gpg")
-    with pytest.raises(ValueError, match="loss_agg_mode"):
-        from_verl("grpo", "vanilla", "seq-mean-token-sum-norm")
-    with pytest.raises(ValueError, match="does not read"):
-        from_verl("grpo", "vanilla", clip_ratioo=0.1)
-    with pytest.raises(ValueError, match="k3 penalty"):
-        from_verl("grpo", "vanilla", use_kl_loss=True, kl_loss_type="kl")
+def test_a_row_is_named_and_another_product_is_a_composition_train_takes():
+    assert from_verl("grpo", "vanilla")[0] == "grpo" and from_verl("grpo", "geo_mean")[0] == "gmpo"
+    assert from_verl("reinforce_plus_plus", "vanilla", use_kl_in_reward=True)[0] == "reinforce++"
+    assert from_verl("reinforce_plus_plus_baseline", "vanilla")[1]["beta"] == 0.0  # the row's KL, switched off
+    made, overrides = from_verl("rloo", "cispo", "token-mean")
+    assert isinstance(made, Method) and made.name not in METHODS
+    c = made.composition
+    assert (c.advantage, c.policy, c.kl, made.hparams.aggregation) == ("rloo", "cispo", None, "token-mean")
+    assert from_verl("grpo", "vanilla", clip_ratio=0.4)[1]["clip_eps"] == 0.2  # verl's clip_ratio_low is 0.2 itself
+    lab = make_lab("tiny", 0)
+    before = {k: v.clone() for k, v in lab.policy.state_dict().items()}
+    parity = dataclasses.replace(made, reward=lambda rollout: torch.tensor([len(t) % 2 * 1.0 for t in rollout.texts]))
+    run = train(parity, lab=lab, steps=1, epochs=2, progress=False, eval_every=0, **overrides)
+    assert run.method == "rloo+cispo"
+    assert any((before[k] - v).abs().max() > 0 for k, v in run.policy.state_dict().items())
+
+
+@pytest.mark.parametrize("config, words", [
+    (("grpo", "dro"), "no policy part here computes verl's 'dro'"),
+    (("grpo", "dppo_tv"), "the policy parts: cispo, clip_cov"),
+    (("optimal_token_baseline", "vanilla"), "no advantage part here"),
+    (("gae", "vanilla"), "whitens its advantages"),
+    (("grpo", "vanilla", "token-sum"), "no aggregation part here computes verl's 'token-sum'"),
+    (("grpo", "vanilla", "token-mean", {"clip_ratioo": 0.1}), "does not read"),
+    (("grpo", "vanilla", "token-mean", {"use_kl_loss": True, "kl_loss_type": "abs"}), "kl_loss_type='abs'"),
+    (("grpo", "vanilla", "token-mean", {"use_kl_loss": True, "use_kl_in_reward": True}), "two KL terms"),
+    (("grpo", "vanilla", "token-mean", {"use_kl_in_reward": True, "kl_ctrl_type": "adaptive"}), "fixed"),
+    (("grpo", "gspo", "token-mean", {"use_kl_loss": True}), "one aggregation"),
+    (("remax", "vanilla", "token-mean", {"use_kl_in_reward": True}), "reads the rewards alone"),
+    (("reinforce_plus_plus_baseline", "vanilla", "token-mean", {"use_kl_in_reward": True}), "summed"),
+    (("reinforce_plus_plus", "vanilla", "token-mean", {"gamma": 0.99}), "undiscounted"),
+    (("grpo", "vanilla", "token-mean", {"clip_ratio_c": 1.1}), "dual clip"),
+    (("grpo", "clip_cov", "token-mean", {"clip_ratio_high": 0.28}), "symmetric"),
+])
+def test_from_verl_names_what_it_cannot_map(config, words):
+    est, mode, agg, kw = (*config, "token-mean", {})[:4] if len(config) == 2 else (*config, {})[:4]
+    with pytest.raises(ValueError, match=re.escape(words)) as e:
+        from_verl(est, mode, agg, **kw)
+    assert "\n" not in str(e.value)
