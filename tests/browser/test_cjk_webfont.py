@@ -3,7 +3,7 @@ Liberation (`latin_only_fonts`): which font draws each glyph, as Chromium report
 protocol (CSS.getPlatformFontsForNode: the fonts used for a node's text, glyphs per font, and whether
 each is a web font).
 
-JupyterLab on a Chinese twin: a Markdown paragraph, a code comment and a widget label draw their Chinese
+JupyterLab on a Chinese twin: a Markdown paragraph, a code comment, a widget label and a table cell draw their Chinese
 with the package's font subset, served by its JupyterLab extension (labextension/) as a web font, and
 the rest of their text with the machine's Latin fonts. The book's static files (book/_static/zh.css and
 the font scripts/build_book.py copies beside it) do the same on small pages styled by the site's theme;
@@ -35,12 +35,12 @@ TWIN = "course/zh/00_unified_paradigm.ipynb"
 CJK = re.compile(r"[\u2e80-\u9fff\uf900-\ufaff\ufe30-\ufe4f\uff00-\uffef]")
 SCREENSHOTS = REPO / "build" / "browser-screenshots"
 
-# The first element matching the selector whose own text (its child text nodes) has a Han character, and
-# its text (with its inline children's: getPlatformFontsForNode counts their glyphs too). Found, not
-# marked: CodeMirror redraws a line whose DOM a script changed.
+# The first element matching the selector whose text is all its own (no child element holds text: what
+# getPlatformFontsForNode counts is then exactly that text) and has a Han character, and its text.
+# Found, not marked: CodeMirror redraws a line whose DOM a script changed.
 FIND_JS = """(() => {
   const own = el => [...el.childNodes].filter(n => n.nodeType === 3).map(n => n.textContent).join('');
-  const el = [...document.querySelectorAll(%s)].find(e => /[\\u4e00-\\u9fff]/.test(own(e)));
+  const el = [...document.querySelectorAll(%s)].find(e => own(e) === e.textContent && /[\\u4e00-\\u9fff]/.test(own(e)));
   if (el) el.scrollIntoView({block: 'center'});
   return el ? {el, text: el.textContent} : null;
 })()"""
@@ -109,9 +109,10 @@ def latin_page(lab, latin_browser, request):
         lab.api(f"/api/kernels/{k['id']}", method="DELETE")
 
 
-# the nodes checked in JupyterLab: a paragraph of a Markdown cell, a code cell's comment, an explorer's label
+# the nodes checked in JupyterLab: a paragraph of a Markdown cell, a code cell's comment, an explorer's label,
+# a table's cell
 LAB_NODES = {"Markdown": ".jp-MarkdownCell .jp-RenderedMarkdown p", "code comment": ".jp-CodeCell .cm-line span",
-             "widget label": ".jp-OutputArea .widget-label"}
+             "widget label": ".jp-OutputArea .widget-label", "table cell": ".jp-RenderedHTMLCommon td"}
 
 
 def test_jupyterlab_draws_a_chinese_twins_text_with_the_shipped_web_font(lab, latin_page, latin_only_fonts):
