@@ -11,8 +11,9 @@ with the gradient of eq 5's surrogate under the coefficient of `METHODS[name]` w
 tokens, some cut at the budget without EOS), with prompts of one length so no left padding enters
 either side's log-probs. Each case runs on-policy and off-policy (pi_theta moved from pi_old after the
 batch was scored, TRL's old_per_token_logps then differ from its log-probs), and each family of cases has
-a negative control: a slip in the mapping (TRL's eps of 1e-4 taken as ours, a loss type's aggregation,
-CISPO's bound) is caught far above round-off. Needs the bench extra (TRL); skipped without it.
+a negative control: a slip in the mapping (TRL's eps of 1e-4 taken as ours, a loss type's aggregation: dapo's
+batch token mean as the per-group one, CISPO's bound) is caught far above round-off. Needs the bench extra (TRL);
+skipped without it.
 """
 
 import copy
@@ -200,6 +201,8 @@ CASES = {  # name: (GRPOConfig loss settings, TRL's keyword for the micro-batch 
     "vespo": ({"loss_type": "vespo"}, None, 1),
     "luspo": ({"loss_type": "luspo", "importance_sampling_level": "sequence", "epsilon": 0.02,
                "epsilon_high": 0.03}, None, 1),
+    "luspo-beta-delta": ({"loss_type": "luspo", "importance_sampling_level": "sequence", "epsilon": 0.02,
+                          "epsilon_high": 0.03, "beta": 0.1, "delta": 1.02}, None, 1),
     "gspo": ({"loss_type": "grpo", "importance_sampling_level": "sequence", "epsilon": 0.02, "epsilon_high": 0.03},
              None, 1),
     "beta-bias-corrected": ({"loss_type": "grpo", "beta": 0.1}, None, 1),
@@ -257,8 +260,10 @@ def test_the_top_entropy_convention_is_named(w):
 
 SLIPS = {  # a mapping slip in each family, and the case it must break
     "ours-eps-1e-6": ("grpo", lambda o: {**o, "adv_eps": 1e-6}),
-    "grpo-as-dapo": ("grpo", lambda o: {**o, "aggregation": "batch-token-mean"}),
-    "bnpo-per-batch": ("bnpo-per-group", lambda o: {**o, "aggregation": "batch-token-mean"}),
+    "grpo-as-dapo": ("grpo", lambda o: {**o, "aggregation": "token-mean"}),
+    "dapo-per-group": ("dapo", lambda o: {**o, "aggregation": "group-token-mean"}),
+    "bnpo-per-batch": ("bnpo-per-group", lambda o: {**o, "aggregation": "token-mean"}),
+    "luspo-token-mean": ("luspo", lambda o: {**o, "aggregation": "seq-mean-token-mean"}),
     "dr-grpo-per-response": ("dr_grpo", lambda o: {**o, "aggregation": "seq-mean-token-mean"}),
     "cispo-bound-not-shifted": ("cispo", lambda o: {**o, "cispo_clip_eps_high": o["cispo_clip_eps_high"] + 1}),
     "k3-without-ratio": ("beta-bias-corrected", lambda o: {**o, "use_bias_correction_kl": False}),
@@ -290,3 +295,5 @@ def test_from_trl_names_what_it_cannot_map():
     with pytest.raises(ValueError, match="unknown TRL loss_type"):
         from_trl(loss_type="ppo")
     assert dataclasses.is_dataclass(METHODS[from_trl(loss_type="vespo")[0]].hparams)
+    assert mapped(*CASES["luspo"])[0] == "luspo"  # the luspo row: grpo x gspo x seq-mean-token-sum
+    assert mapped(*CASES["luspo-beta-delta"])[0] == "grpo"  # its KL and delta: grpo's sequence ratio
