@@ -1,11 +1,14 @@
-"""One whole update of GRPO with each of its options (and of REINFORCE++ and CISPO with theirs) against a
-plain reference written from the loss TRL and verl compute, through the package's real training loop.
+"""One whole update of GRPO with each of its options (and of REINFORCE++ with the KL as a k3 loss, and CISPO,
+with theirs) against a plain reference written from the loss TRL and verl compute, through the package's real
+training loop.
 
 The machinery is tests/test_reference_step.py's (a fixed batch drawn from the method's data source, the
 gradient read just before the loop clips it, the first update on-policy and the second off-policy); the
 references here read the settings from `c.hp` and write each option as the peers' loss does: A from the
 rewards with the chosen scale, the ratio per token or per sequence, the two-sided clip, the masks, the
-KL with or without the ratio, the aggregation. A negative control plants a wrong option mapping.
+KL with or without the ratio, the aggregation (verl's token-mean: the batch's; group-token-mean: each
+question's). REINFORCE++ with its KL as a k3 loss is no row: it is composed of its parts (parts.compose) and
+trained as a row is. A negative control plants a wrong option mapping.
 """
 
 import copy
@@ -17,6 +20,7 @@ import torch
 from test_reference_step import batch_for, lab_of, logp_of, overrides_for, package_updates, rel_diff, scores_for
 from unified_rl import wiring
 from unified_rl.methods import METHODS
+from unified_rl.parts import compose
 
 TOL = 1e-10
 
@@ -39,12 +43,13 @@ def aggregate(terms, m, c):
     hp, B = c.hp, len(m)
     if hp.aggregation == "seq-mean-token-mean":
         return ((terms * m).sum(-1) / m.sum(-1).clamp(min=1)).mean()
-    if hp.aggregation == "batch-token-mean":
+    if hp.aggregation == "token-mean":  # the batch's (verl's token-mean, TRL's dapo)
         return (terms * m).sum() / m.sum().clamp(min=1)
-    if hp.aggregation == "token-mean":
+    if hp.aggregation == "group-token-mean":  # each question's tokens, then the mean over questions (DAPO §3)
         G = c.G
         return torch.stack([(terms[g:g + G] * m[g:g + G]).sum() / m[g:g + G].sum().clamp(min=1)
                             for g in range(0, B, G)]).mean()
+    assert hp.aggregation == "constant", hp.aggregation
     return (terms * m).sum() / (B * hp.max_len)
 
 
@@ -109,21 +114,25 @@ CASES = {  # id: (method, settings, reference)
     "clip-higher-delta": ("grpo", {"clip_eps_high": 0.28, "delta": 1.05}, ref_grpo_options),
     "sequence-kl-ratio": ("grpo", {"importance_sampling_level": "sequence", "use_bias_correction_kl": True},
                           ref_grpo_options),
-    "batch-token-mean-kl-ratio": ("grpo", {"aggregation": "batch-token-mean", "use_bias_correction_kl": True},
-                                  ref_grpo_options),
-    "token-mean-truncated": ("grpo", {"aggregation": "token-mean", "mask_truncated_completions": True},
-                             ref_grpo_options),
+    "token-mean-kl-ratio": ("grpo", {"aggregation": "token-mean", "use_bias_correction_kl": True},
+                            ref_grpo_options),
+    "group-token-mean-truncated": ("grpo", {"aggregation": "group-token-mean", "mask_truncated_completions": True},
+                                   ref_grpo_options),
     "entropy-off-policy-mask": ("grpo", {"top_entropy_quantile": 0.4, "off_policy_mask_threshold": 1e-3,
                                          "adv_eps": 1e-4}, ref_grpo_options),
-    "reinforce++-kl-loss": ("reinforce++", {"kl_in": "loss"}, ref_reinforce_pp_options),
-    "reinforce++-no-baseline": ("reinforce++", {"kl_in": "loss", "reinforce_baseline": "none"},
-                                ref_reinforce_pp_options),
-    "cispo-verl": ("cispo", {"cispo_clip_eps": 0.2, "scale_rewards": "batch", "aggregation": "batch-token-mean"},
+    "reinforce++-kl-loss": ("reinforce++-k3-loss", {}, ref_reinforce_pp_options),
+    "reinforce++-no-baseline": ("reinforce++-k3-loss", {"reinforce_baseline": "none"}, ref_reinforce_pp_options),
+    "cispo-verl": ("cispo", {"cispo_clip_eps": 0.2, "scale_rewards": "batch", "aggregation": "token-mean"},
                    ref_cispo_options),
 }
+COMPOSED = {"reinforce++-k3-loss": dict(advantage="reinforce_plus_plus", policy="vanilla", kl="k3",
+                                        name="reinforce++-k3-loss")}
+"""Compositions no row holds, trained under their name for the length of a test."""
 
 
 def compare(name, settings, reference, monkeypatch, reference_settings=None):
+    if name in COMPOSED:  # the reference step's machinery looks a method up by name
+        monkeypatch.setitem(METHODS, name, compose(**COMPOSED[name]))
     gen = torch.Generator().manual_seed(0)
     lab = lab_of(0)
     batch = batch_for(name, lab, gen)
@@ -157,7 +166,8 @@ def test_one_update_with_the_option_equals_the_reference(case, monkeypatch):
 
 
 @pytest.mark.parametrize("case, wrong", [("clip-higher-delta", {"delta": None}),
-                                         ("token-mean-truncated", {"mask_truncated_completions": False}),
+                                         ("group-token-mean-truncated", {"mask_truncated_completions": False}),
+                                         ("token-mean-kl-ratio", {"aggregation": "group-token-mean"}),
                                          ("sequence-kl-ratio", {"use_bias_correction_kl": False}),
                                          ("reinforce++-no-baseline", {"reinforce_baseline": "group"})])
 def test_a_reference_with_another_setting_differs(case, wrong, monkeypatch):
