@@ -1,9 +1,9 @@
 """The methods and options TRL and verl ship, in a data-parallel run: 2 simulated ranks (distributed.simulate,
 threads of this process) end with the weights one process ends with over the same global batches, for each
-method whose coefficient reads a statistic of the whole batch (batch-token-mean's token count, the batch's
-reward std, GPG's count, GDPO's batch normalisation, the entropy quantile, Clip-Cov's and KL-Cov's
+method whose coefficient reads a statistic of the whole batch (token-mean's token count, the batch's reward std, GPG's count, GDPO's batch normalisation, the entropy quantile, Clip-Cov's and KL-Cov's
 covariance, top-k and draw) and for the others; and with each rank normalising by its own (the negative
-control, World.local_normalisers) those that read the batch end elsewhere. float64, 3 steps."""
+control, World.local_normalisers) those that read the batch end elsewhere; a composition no row holds (verl's
+rloo x cispo x token-mean, from peers.from_verl) as a row does. float64, 3 steps."""
 
 import copy
 import dataclasses
@@ -13,7 +13,8 @@ import torch
 
 from unified_rl import distributed
 from unified_rl.lab import make_lab
-from unified_rl.methods import METHODS
+from unified_rl.methods import get_method
+from unified_rl.peers import from_verl
 from unified_rl.rewards import OverlongPenalty, RewardColumns
 from unified_rl.trainer import train
 
@@ -31,12 +32,13 @@ CASES = {  # id: (method, settings, whether its coefficient reads a statistic of
     "clip-cov": ("clip-cov", {"clip_cov_ratio": 0.05, "clip_cov_lb": 0.0, "clip_cov_ub": 0.5}, True),
     "kl-cov": ("kl-cov", {"kl_cov_ratio": 0.05}, True),
     "gdpo": ("gdpo", {}, True),
-    "grpo-batch-options": ("grpo", {"aggregation": "batch-token-mean", "scale_rewards": "batch",
+    "grpo-batch-options": ("grpo", {"aggregation": "token-mean", "scale_rewards": "batch",
                                     "top_entropy_quantile": 0.5, "mask_truncated_completions": True}, True),
-    "cispo-batch": ("cispo", {"aggregation": "batch-token-mean", "scale_rewards": "batch"}, True),
+    "cispo-batch": ("cispo", {"aggregation": "token-mean", "scale_rewards": "batch"}, True),
+    "verl-rloo-cispo-token-mean": (*from_verl("rloo", "cispo", "token-mean"), True),
     "sapo": ("sapo", {}, False),
     "gmpo": ("gmpo", {}, False),
-    "luspo": ("luspo", {"luspo_clip_eps": 0.02, "luspo_clip_eps_high": 0.03}, False),
+    "luspo": ("luspo", {"gspo_clip_eps": 0.02, "gspo_clip_eps_high": 0.03}, False),
     "opo": ("opo", {}, False),
     "grpo-passk": ("grpo-passk", {}, False),
     "grpo-sequence-delta": ("grpo", {"importance_sampling_level": "sequence", "delta": 1.05,
@@ -53,8 +55,8 @@ def tiny64():
 
 
 def method(name):
-    m = METHODS[name]
-    reward = RewardColumns(parity, OverlongPenalty()) if name == "gdpo" else parity
+    m = get_method(name)  # a row's name, or a composed Method
+    reward = RewardColumns(parity, OverlongPenalty()) if m.name == "gdpo" else parity
     return dataclasses.replace(m, reward=reward)
 
 
