@@ -121,30 +121,41 @@ def test_bf16_autocast_is_on_for_the_forward_passes():
     assert logp.dtype == torch.float32 and logp.requires_grad
 
 
-@on_device
-@cuda_only
-def test_sampler_does_not_sync_every_token():
-    """The package's own host syncs (CUDA's sync debug mode, each warning placed by the file that raised it)
-    are the every-8-tokens check plus a few at the start and end; transformers' are counted apart."""
+def sampler_syncs(cuda, n_tokens=30):
+    """(tokens decoded, the package's host syncs, everyone else's) while `sample` draws 8 x 4 rows from an
+    untrained model (it rarely ends early). On a GPU, CUDA's sync debug mode sees every sync and each warning
+    names the file that raised it; elsewhere the simulated CUDA device counts them (UNIFIED_RL_BF16=0 set)."""
+    if not cuda:
+        lab = on_simulated_cuda(make_lab(LONG, seed=0, device="cpu"))
+        torch.manual_seed(0)
+        with SimulatedCuda() as sim:
+            r = sample(lab.policy, lab.tokenizer, lab.rl_problems[:8], group_size=4, max_new_tokens=n_tokens)
+        assert sim.mixed == []
+        return r.input_ids.shape[1] - r.prompt_len, sim.count("package"), len(sim.syncs) - sim.count("package")
     lab = make_lab(LONG, seed=0, device="cuda")
-    problems = lab.rl_problems[:8]
-    sample(lab.policy, lab.tokenizer, problems, group_size=4, max_new_tokens=8)  # warm-up
+    sample(lab.policy, lab.tokenizer, lab.rl_problems[:8], group_size=4, max_new_tokens=8)  # warm-up
     torch.cuda.synchronize()
     torch.cuda.set_sync_debug_mode("warn")
     try:
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
-            r = sample(lab.policy, lab.tokenizer, problems, group_size=4, max_new_tokens=30)
+            r = sample(lab.policy, lab.tokenizer, lab.rl_problems[:8], group_size=4, max_new_tokens=n_tokens)
     finally:
         torch.cuda.set_sync_debug_mode("default")
     syncs = [w for w in caught if "synchroniz" in str(w.message).lower()]
     ours = [w for w in syncs if f"{os.sep}unified_rl{os.sep}" in w.filename]
-    decoded = r.input_ids.shape[1] - r.prompt_len
-    note(decoded_tokens=decoded, package_syncs=len(ours), other_syncs=len(syncs) - len(ours))
+    return r.input_ids.shape[1] - r.prompt_len, len(ours), len(syncs) - len(ours)
+
+
+@on_device
+def test_sampler_does_not_sync_every_token(monkeypatch):
+    """The package's own host syncs are the every-8-tokens check plus a few at the start (the prompt's copies
+    to the GPU) and the end (the trim, the copies back for decoding); transformers' are counted apart."""
+    monkeypatch.setenv("UNIFIED_RL_BF16", "0" if not CUDA else os.environ.get("UNIFIED_RL_BF16", "1"))
+    decoded, ours, others = sampler_syncs(CUDA)
+    note(decoded_tokens=decoded, package_syncs=ours, other_syncs=others)
     assert decoded >= 16, "the fresh model ended early: the check needs long decodes"
-    # the prompt's copies to the GPU, one check per 8 tokens, the final trim and the copies back for decoding
-    assert len(ours) <= math.ceil(decoded / sampling.CUDA_DONE_CHECK_EVERY) + 8, \
-        [f"{w.filename}:{w.lineno}" for w in ours]
+    assert ours <= math.ceil(decoded / sampling.CUDA_DONE_CHECK_EVERY) + 8, (decoded, ours)
 
 
 @on_device
@@ -240,19 +251,15 @@ def test_bf16_autocast_on_a_simulated_cuda_keeps_float32_weights_and_log_probs(m
 
 def test_sampler_checks_for_finished_rows_every_8_tokens_on_a_simulated_cuda(monkeypatch):
     """The package's host syncs while sampling 30 tokens: one "all ended?" check after every 8th token and 3
-    at the end (the trim, the tokens and lengths copied back once each), not one per token as on the CPU. transformers'
-    own attention-mask check (a padding mask's .all() before each forward) adds one per token: README says so."""
+    at the end (the trim, the tokens and lengths copied back once each), not one per token as on the CPU.
+    transformers' own attention-mask check (a padding mask's .all() before each forward) adds one per
+    token, and README says so."""
     monkeypatch.setenv("UNIFIED_RL_BF16", "0")
-    lab = on_simulated_cuda(make_lab(LONG, seed=0, device="cpu"))
-    torch.manual_seed(0)
-    with SimulatedCuda() as sim:
-        r = sample(lab.policy, lab.tokenizer, lab.rl_problems[:8], group_size=4, max_new_tokens=30)
-    decoded = r.input_ids.shape[1] - r.prompt_len
+    decoded, ours, others = sampler_syncs(cuda=False)
     assert decoded == 30, "the untrained model ended early: the check needs long decodes"
     checks = decoded // sampling.CUDA_DONE_CHECK_EVERY  # after tokens 8, 16 and 24
-    assert checks <= sim.count("package") <= checks + 3, [s for s in sim.syncs if s[0] == "package"]
-    assert sim.count("transformers") >= decoded - 1, "transformers no longer syncs per token: update README"
-    assert sim.mixed == []
+    assert checks <= ours <= checks + 3, ours
+    assert others >= decoded - 1, "transformers no longer syncs per token: update README"
 
 
 def test_the_gpu_tests_start_from_a_model_that_scores(cpu_lab):
