@@ -9,26 +9,52 @@ the GC the paper prints.
     check(d)               # AssertionError with a readable message if any claim fails
     d                      # in a notebook: renders J, the derived GC and the printed form
 
-`paper` holds DeepSeekMath's six methods (appendix A.1, eq 6-21); `core` the shared machinery.
+`paper` holds DeepSeekMath's six methods (appendix A.1, eq 6-21), `preference` and `dpo_losses` the preference
+family; every other derivation sits on the page of the part it is about (unified_rl/parts/: a part's
+`derivation`, and the REGISTRY names its page adds in `derivations=`); `core` is the shared machinery.
 """
-from . import paper
-from . import preference
-from . import policy_gradient
-from . import dpo_losses
+from . import dpo_losses, paper, preference
 from .core import (BETA, EPS, Derivation, check_derivation, clip, clipped_gc, outcome_advantage,
                    sigmoid)
 
-REGISTRY = {**paper.REGISTRY}
-REGISTRY.update(preference.REGISTRY)  # IPO, SimPO, KTO, ORPO
-REGISTRY.update(policy_gradient.REGISTRY)  # Dr. GRPO, DAPO, GSPO, CISPO, RLOO, REINFORCE++, ReMax, aggregation, KL terms
-# -- GRPO's options, the methods TRL and verl ship
-from . import aggregations, baselines, options, ratio_shapes  # noqa: E402
-REGISTRY.update(aggregations.REGISTRY)  # every aggregation of parts/aggregations.py
-REGISTRY.update(options.REGISTRY)  # two-sided clip, the sequence-level KL correction, the kept tokens
-REGISTRY.update(ratio_shapes.REGISTRY)  # SAPO, VESPO, LUSPO, GMPO, Clip-Cov, KL-Cov
-REGISTRY.update(baselines.REGISTRY)  # GPG, OPO, Pass@k training, GDPO
-REGISTRY.update(dpo_losses.REGISTRY)  # every loss_type of TRL's DPOTrainer, dpo_NAME
-NAMES = tuple(REGISTRY)
+_OWN = {**paper.REGISTRY, **preference.REGISTRY}  # the paper's six; IPO, SimPO, KTO, ORPO
+_REGISTRY = {}
+
+
+def parts_derivations():
+    """{REGISTRY name: derivation} of the parts' pages, in axis order: each part's `derivations=` (named as the
+    notebooks derive them), and a part's own `derivation` under the part's name where no entry holds it yet."""
+    from ..parts import REGISTRIES  # the pages import this package's core: read them once it is loaded
+    found, taken = {}, {**_OWN, **dpo_losses.REGISTRY}
+    named = [(name, fn, part) for registry in REGISTRIES.values() for part in registry.values()
+             for name, fn in part.extra.get("derivations", {}).items()]
+    for name, fn, part in named:
+        if found.setdefault(name, fn) is not fn or name in taken:
+            raise ValueError(f"derivation {name!r} is registered twice ({part.axis} {part.name!r})")
+    held = {id(fn) for fn in (*taken.values(), *found.values())}
+    for registry in REGISTRIES.values():
+        for part in registry.values():
+            if part.derivation is not None and id(part.derivation) not in held:
+                if part.name in found or part.name in taken:
+                    raise ValueError(f"{part.axis} {part.name!r}: its derivation's name is another's")
+                found[part.name] = part.derivation
+                held.add(id(part.derivation))
+    return found
+
+
+def _registry():
+    if not _REGISTRY:
+        _REGISTRY.update({**_OWN, **parts_derivations(), **dpo_losses.REGISTRY})  # dpo_NAME: TRL's loss types
+    return _REGISTRY
+
+
+def __getattr__(name):
+    """REGISTRY (name -> n_tokens -> Derivation) and NAMES, built on first use: the parts' pages hold most entries."""
+    if name == "REGISTRY":
+        return _registry()
+    if name == "NAMES":
+        return tuple(_registry())
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 _DERIVED = {}
@@ -38,17 +64,18 @@ seconds, and a Derivation is frozen, so a second request in the same process is 
 
 def derive(method, n_tokens=3, **options):
     """The Derivation of one method (see NAMES) with n_tokens per response (derived once per process)."""
-    if method not in REGISTRY:
-        raise ValueError(f"unknown method {method!r}; known: {', '.join(NAMES)}")
+    registry = _OWN if method in _OWN else _registry()  # the paper's and preference's need no torch
+    if method not in registry:
+        raise ValueError(f"unknown method {method!r}; known: {', '.join(registry)}")
     if not isinstance(n_tokens, int) or isinstance(n_tokens, bool) or n_tokens < 1:
         raise ValueError(f"n_tokens must be a positive int, got {n_tokens!r}")
     try:
-        key = (REGISTRY[method], n_tokens, tuple(sorted(options.items())))
+        key = (registry[method], n_tokens, tuple(sorted(options.items())))
         hash(key)
     except TypeError:  # an option that is not hashable: derived afresh
-        return REGISTRY[method](n_tokens, **options)
+        return registry[method](n_tokens, **options)
     if key not in _DERIVED:
-        _DERIVED[key] = REGISTRY[method](n_tokens, **options)
+        _DERIVED[key] = registry[method](n_tokens, **options)
     return _DERIVED[key]
 
 
@@ -57,5 +84,5 @@ def check(method, n_tokens=3):
     return check_derivation(derive(method, n_tokens) if isinstance(method, str) else method)
 
 
-__all__ = ["BETA", "EPS", "Derivation", "NAMES", "REGISTRY", "check", "clip", "clipped_gc", "derive",
-           "outcome_advantage", "paper", "sigmoid"]
+__all__ = ["BETA", "EPS", "Derivation", "NAMES", "REGISTRY", "check", "check_derivation", "clip", "clipped_gc",
+           "derive", "outcome_advantage", "paper", "parts_derivations", "sigmoid"]

@@ -99,6 +99,69 @@ def outcome_advantage(rewards, eps=sp.Symbol("eps_std", positive=True)):
     return tuple((r - mean) / (std + eps) for r in rewards)
 
 
+EPS_LOW, EPS_HIGH = sp.Symbol("epsilon_low", positive=True), sp.Symbol("epsilon_high", positive=True)
+L = sp.Symbol("L", positive=True)  # a constant normaliser (Dr. GRPO's, the max_len aggregations')
+
+# -- ragged groups (the parts' derivations): responses of different lengths, GC = B |o_i| dJ/d ell_{i,t}
+
+
+def _ragged(name, lengths):
+    """Per-response tuples of token symbols name_{i,t}."""
+    return tuple(tuple(sp.Symbol(f"{name}_{i + 1},{t + 1}", real=True) for t in range(n))
+                 for i, n in enumerate(lengths))
+
+
+def _one(n, *names):
+    """One response of n tokens: a tuple of token symbols per name."""
+    return tuple(_ragged(name, (n,))[0] for name in names)
+
+
+def _flat(rows):
+    return tuple(x for row in rows for x in row)
+
+
+def _ragged_gc(J, logp_rows):
+    """B |o_i| dJ/d ell_{i,t}, flattened over the ragged responses."""
+    B = len(logp_rows)
+    return tuple(B * len(row) * sp.diff(J, x) for row in logp_rows for x in row)
+
+
+def _k3(x, ref):
+    """k3 of one token: pi_ref/pi - 1 - log(pi_ref/pi), from ell and ell^ref."""
+    return sp.exp(ref - x) - (ref - x) - 1
+
+
+def _asym_clipped(ratio, a):
+    """Hand form of d/d ell of min(r A, clip(r, 1-eps_low, 1+eps_high) A): r A unless the clip binds."""
+    active = ((a > 0) & (ratio > 1 + EPS_HIGH)) | ((a < 0) & (ratio < 1 - EPS_LOW))
+    return sp.Piecewise((0, active), (ratio * a, True))
+
+
+def _asym_cases(l, lo, adv, low=EPS_LOW, high=EPS_HIGH, offsets=None):
+    """Substitutions covering (sign of A) x (ratio above, inside, below [1-low, 1+high]).
+
+    offsets: per-token log-ratio offsets (summing to 0 within a response), so that the tokens of a
+    response have different ratios while their geometric mean stays r (GSPO's sequence ratio).
+    """
+    a, s, u, d = sp.symbols("a s u d", positive=True)
+    lo_v = 1 / (1 + s)  # any eps_low in (0, 1)
+    ratios = {"r > 1+eps_high": 1 + high + d, "1-eps_low < r < 1+eps_high": 1 - lo_v + (lo_v + high) * u / (1 + u),
+              "r < 1-eps_low": (1 - lo_v) * u / (1 + u)}
+    cases = []
+    for sign_name, sign in (("A > 0", a), ("A < 0", -a)):
+        for r_name, r in ratios.items():
+            off = offsets or [0] * len(l)
+            subs = {low: lo_v, **{x: sign for x in adv}, **{x: y + sp.log(r) + o for x, y, o in zip(l, lo, off)}}
+            cases.append((Text("{sign}, {ratio}", sign=sign_name, ratio=r_name), subs))
+    return tuple(cases)
+
+
+def _offsets(rows, delta=sp.Symbol("delta", positive=True)):
+    """Per-token log-ratio offsets +delta, -delta, ... (0 on an odd last token): a response's tokens at different
+    ratios with the same geometric mean."""
+    return [o for row in rows for o in ([delta, -delta] * len(row))[:len(row) - len(row) % 2] + [0] * (len(row) % 2)]
+
+
 def _derive(objective, logp, length):
     """GC_t = |o| * dJ/d ell_t for every token symbol."""
     return tuple(sp.simplify(length * sp.diff(objective, l)) for l in logp)

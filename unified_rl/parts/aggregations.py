@@ -15,11 +15,17 @@ GC is w_i times the per-token term's (B responses; |o_i| their kept tokens; N = 
 verl's names mean verl's arithmetic (core_algos.agg_loss): its `token-mean` is the batch's token mean; the
 mean over each group's tokens is `group-token-mean` here. L is the setting `max_len`. A row with no kept
 tokens (a truncated row left out) has w_i = 0 and still counts in B, as TRL and verl count it.
+
+Derivations (sympy, derivations.REGISTRY): aggregation_NAME for each (NAME with '_' for '-'), and dr_grpo (grpo
+without std x vanilla x k3 x constant: what the constant L does, Dr. GRPO's point).
 """
 
+import sympy as sp
 import torch
 
 from .. import _checks
+from ..derivations.core import BETA, Derivation, L, _flat, _k3, _ragged, _ragged_gc
+from ..text import Text
 from .registry import AGGREGATIONS
 
 RENAMED = {"batch-token-mean": "token-mean"}
@@ -73,11 +79,11 @@ def _seq_mean_token_sum(f, v):
 
 
 def _seq_mean_token_sum_norm(f, v):
-    return (f * v.mask).sum() / _L(v)
+    return (f * v.mask).sum() / v.setting("max_len")
 
 
 def _constant(f, v):
-    return (f * v.mask).sum() / (v.mask.shape[0] * _L(v))
+    return (f * v.mask).sum() / (v.mask.shape[0] * v.setting("max_len"))
 
 
 def _group_token_mean(f, v):
@@ -86,9 +92,69 @@ def _group_token_mean(f, v):
     return per.mean()
 
 
+# the derivation: J of per-token terms in sympy (one group of ragged responses), and the row factor it gives
+
+def sympy_J(terms, name):
+    """J of per-token terms (rows of one group: the batch) under aggregation `name`, in sympy."""
+    B, sums = len(terms), [sum(row) for row in terms]
+    return {"seq-mean-token-mean": lambda: sum(s / len(row) for s, row in zip(sums, terms)) / B,
+            "token-mean": lambda: sum(sums) / sum(len(row) for row in terms),
+            "group-token-mean": lambda: sum(sums) / sum(len(row) for row in terms),  # the rows are one group
+            "seq-mean-token-sum": lambda: sum(sums) / B,
+            "seq-mean-token-sum-norm": lambda: sum(sums) / L,
+            "constant": lambda: sum(sums) / (B * L)}[name]()
+
+
+def sympy_weights(rows, name):
+    """The hand-derived row factor w_i of aggregation `name`, once per token of the ragged rows."""
+    B, N = len(rows), sum(len(r) for r in rows)
+    w = {"seq-mean-token-mean": lambda n: sp.Integer(1), "token-mean": lambda n: sp.Rational(B * n, N),
+         "group-token-mean": lambda n: sp.Rational(B * n, N), "seq-mean-token-sum": lambda n: sp.Integer(n),
+         "seq-mean-token-sum-norm": lambda n: B * n / L, "constant": lambda n: n / L}[name]
+    return tuple(w(len(row)) for row in rows for _ in row)
+
+
+def derive_aggregation(n, name):
+    """The Derivation of aggregation `name` on two responses of n and n + 1 tokens."""
+    l, A = _ragged("ell", (n, n + 1)), sp.symbols("A_1:3", real=True)
+    J = sympy_J([[a * x for x in row] for row, a in zip(l, A)], name)
+    hand = tuple(w * a for w, a in zip(sympy_weights(l, name), [a for row, a in zip(l, A) for _ in row]))
+    notes = (Text("Per-token terms A_i ell_{{i,t}} aggregated by {aggregation}; two responses of {n} and "
+                  "{n_plus_1} tokens. The GC is A_i times the row factor w_i of parts/aggregations.py.",
+                  aggregation=name, n=n, n_plus_1=n + 1),)
+    symbols = {"logp": _flat(l), "adv": A} | ({"max_len": L} if "norm" in name or name == "constant" else {})
+    return Derivation(f"aggregation: {name}", "parts/aggregations.py", J, _ragged_gc(J, l), hand, None, symbols,
+                      notes=notes, scale="B\\,|o_i|")
+
+
+def derive_dr_grpo(n):
+    """Dr. GRPO (grpo without std x vanilla x k3 x constant): what the constant normaliser L does to the GC."""
+    lengths = (n, n + 1)
+    l, lo, lref = _ragged("ell", lengths), _ragged("ell^old", lengths), _ragged("ell^ref", lengths)
+    R = sp.symbols("R_1:3", real=True)
+    A = [r - sum(R) / 2 for r in R]  # no std
+    terms = [[sp.exp(x - y) * a - BETA * _k3(x, z) for x, y, z in zip(*rows)] for rows, a in zip(zip(l, lo, lref), A)]
+    J = sum(sum(row) for row in terms) / (2 * L)  # 1/G sum_i sum_t (...) / L
+    gc = _ragged_gc(J, l)
+    w, adv = sympy_weights(l, "constant"), [a for row, a in zip(l, A) for _ in row]
+    hand = tuple(wi * (sp.exp(x - y) * a + BETA * (sp.exp(z - x) - 1))
+                 for wi, x, y, z, a in zip(w, _flat(l), _flat(lo), _flat(lref), adv))
+    printed = tuple(wi * (a + BETA * (sp.exp(z - x) - 1)) for wi, x, z, a in zip(w, _flat(l), _flat(lref), adv))
+    on_policy = dict(zip(_flat(lo), _flat(l)))
+    claims = tuple((Text("at pi_old = pi_theta token {k}'s GC is |o_i|/L (R_i - mean R + KL term)", k=k + 1),
+                    (g - p).subs(on_policy)) for k, (g, p) in enumerate(zip(gc, printed)))
+    notes = (Text("No std and no 1/|o_i|: as eq 5 divides by |o_i|, the GC carries |o_i| / L, so every token "
+                  "of every response gets the same push A_i / L, whatever its length."),)
+    symbols = {"rewards": R, "logp": _flat(l), "logp_old": _flat(lo), "logp_ref": _flat(lref), "beta": BETA,
+               "max_len": L}
+    return Derivation("dr_grpo", "arXiv 2503.20783, Figure 1", J, gc, hand, printed, symbols, claims,
+                      notes=notes, scale="B\\,|o_i|")
+
+
 def _register(name, weight, objective, summary, cite, **kw):
-    AGGREGATIONS.add(name, gc=weight, objective=objective, summary=summary, cite=cite,
-                     derivation=lambda n, name=name: _derive(n, name), **kw)
+    derive = lambda n, name=name: derive_aggregation(n, name)  # noqa: E731
+    AGGREGATIONS.add(name, gc=weight, objective=objective, summary=summary, cite=cite, derivation=derive,
+                     derivations={f"aggregation_{name.replace('-', '_')}": derive, **kw.pop("derivations", {})}, **kw)
 
 
 _register("seq-mean-token-mean", lambda v: (_lengths(v.mask) > 0).to(v.mask.dtype), _seq_mean_token_mean,
@@ -105,7 +171,7 @@ _register("seq-mean-token-sum-norm", lambda v: v.mask.shape[0] * _lengths(v.mask
           ships_in=("verl",))
 _register("constant", lambda v: _lengths(v.mask) / _L(v), _constant,
           "the mean over responses of each token sum over a constant L", "Dr. GRPO, arXiv 2503.20783; TRL dr_grpo",
-          ships_in=("TRL",))
+          ships_in=("TRL",), derivations={"dr_grpo": derive_dr_grpo})
 _register("group-token-mean", lambda v: group_token_mean_weight(v.mask, v.group_size), _group_token_mean,
           "every token of a question's group weighs the same, then the mean over groups",
           "DAPO §3, arXiv 2503.14476; CISPO, arXiv 2506.13585")
@@ -123,8 +189,3 @@ def checked(name):
                          "batch's token mean); the mean over each group's tokens is 'group-token-mean'")
     AGGREGATIONS.get(name)
     return name
-
-
-def _derive(n, name):
-    from ..derivations.aggregations import derive_aggregation
-    return derive_aggregation(n, name)

@@ -13,9 +13,12 @@ entropies ranked are the sampler's (pi_old); TRL ranks pi_theta's at each update
 from dataclasses import dataclass, field
 from typing import Optional
 
+import sympy as sp
 import torch
 
 from .. import _checks
+from ..derivations.core import Derivation, _flat, _ragged, _ragged_gc
+from ..text import Text
 from .registry import MASKS
 
 
@@ -121,22 +124,43 @@ def _off_policy_objective(v, adv):
     return ((adv >= 0) | (kl_seq <= t)).to(v.mask.dtype)
 
 
-def _grpo_kept(n):
-    from ..derivations.options import REGISTRY
-    return REGISTRY["grpo_kept_tokens"](n)
+def derive_kept_tokens(n):
+    """Three rows under token-mean, the third cut: the masks are numbers fixed before the update."""
+    lengths = (n, n + 1, n)  # the third row is cut at the budget
+    l = _ragged("ell", lengths)
+    A = sp.symbols("A_1:4", real=True)
+    e = _ragged("e", lengths)  # entropy mask: 1 on kept tokens (a number, not a function of theta)
+    o = sp.symbols("o_1:4", nonnegative=True)  # off-policy row mask
+    kept = (0, 1)
+    N = sum(len(l[i]) for i in kept)  # batch-token-mean over the kept rows only
+    J = sum(o[i] * A[i] * ei * x for i in kept for ei, x in zip(e[i], l[i])) / N
+    B = len(lengths)
+    hand = tuple((sp.Rational(B * len(l[i]), N) * o[i] * A[i] * ei if i in kept else sp.Integer(0))
+                 for i in range(B) for ei in e[i])
+    notes = (Text("mask_truncated_completions drops the cut row from J and from the token count N; the entropy "
+                  "mask e and the off-policy mask o are numbers fixed before the update, so each multiplies its "
+                  "token's GC: GC = B |o_i| / N * o_i e_{{i,t}} A_i on the kept rows, 0 on the cut one."),)
+    symbols = {"logp": _flat(l), "adv": A, "entropy_mask": _flat(e), "row_mask": o}
+    return Derivation("grpo_kept_tokens", "TRL mask_truncated_completions, top_entropy_quantile, "
+                      "off_policy_mask_threshold", J, _ragged_gc(J, l), hand, None, symbols, notes=notes,
+                      scale="B\\,|o_i|")
+
+
+KEPT = {"grpo_kept_tokens": derive_kept_tokens}
 
 
 MASKS.add("truncated", gc=_truncated, objective=_truncated_objective, settings=TruncatedSettings, rows=True,
           summary="rows cut at the sampling budget leave the loss and every normaliser",
           cite="DAPO §3.4, arXiv 2503.14476 (overlong filtering); TRL mask_truncated_completions",
-          ships_in=("TRL",), derivation=_grpo_kept)
+          ships_in=("TRL",), derivation=derive_kept_tokens, derivations=KEPT)
 MASKS.add("entropy", gc=lambda v, adv: entropy_mask(v.entropy, v.mask, v.setting("top_entropy_quantile", 1.0), v.across),
           objective=_entropy_objective, settings=EntropySettings,
           summary="only the tokens of highest entropy (the forks of reasoning) get a GC",
-          cite="Wang et al., arXiv 2506.01939; TRL top_entropy_quantile", ships_in=("TRL",), derivation=_grpo_kept)
+          cite="Wang et al., arXiv 2506.01939; TRL top_entropy_quantile", ships_in=("TRL",),
+          derivation=derive_kept_tokens, derivations=KEPT)
 MASKS.add("off-policy-sequence",
           gc=lambda v, adv: off_policy_rows(adv, v.logp, v.logp_old, v.mask, v.setting("off_policy_mask_threshold")),
           objective=_off_policy_objective, settings=OffPolicySettings,
           summary="a negative-advantage row the update has moved far from its sampler gets GC 0",
           cite="DeepSeek-V3.2 eq 9, arXiv 2512.02556; TRL off_policy_mask_threshold", ships_in=("TRL",),
-          derivation=_grpo_kept)
+          derivation=derive_kept_tokens, derivations=KEPT)

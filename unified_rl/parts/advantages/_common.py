@@ -16,6 +16,13 @@ def scores(v, name="rewards"):
     return r
 
 
+def written_scores(v):
+    """(B,) float64 rewards less beta times each response's summed KL where the KL sits in the reward: the
+    objective's side, written apart from `scores`."""
+    r = torch.as_tensor(v.scores).double()
+    return r if v.kl_reward is None else r - v.cfg.beta * (v.kl_reward * v.full).double().sum(-1)
+
+
 def on_tokens(a, v):
     """(B,) per-response advantages on every response token, in the mask's dtype, detached. -> (B, T)"""
     if a.shape[0] != v.full.shape[0]:

@@ -6,9 +6,12 @@ Each reward column (B, K) normalised within its group, summed, then the sum norm
 
 from dataclasses import dataclass, field
 
+import sympy as sp
 import torch
 
 from ... import advantages
+from ...derivations.core import Derivation, _flat, _ragged, _ragged_gc
+from ...text import Text
 from ..registry import ADVANTAGES
 from ._common import on_tokens
 
@@ -56,11 +59,32 @@ def objective(v):
     return a.view(-1, 1).to(v.mask.dtype)
 
 
-def _derive(n):
-    from ...derivations.baselines import REGISTRY
-    return REGISTRY["gdpo"](n)
+def _sympy_normalised(xs):
+    m = sum(xs) / len(xs)
+    sd = sp.sqrt(sum((x - m) ** 2 for x in xs) / (len(xs) - 1))
+    return [(x - m) / sd for x in xs]
+
+
+def derive_gdpo(n):
+    """Two reward columns of one group (the batch): GRPO's GC on the decoupled advantage (eps = 0)."""
+    lengths = (n, n + 1, n)
+    l = _ragged("ell", lengths)
+    R = sp.symbols("R_1:4", real=True)  # the first reward of each answer
+    C = sp.symbols("C_1:4", real=True)  # the second
+    A = _sympy_normalised([a + b for a, b in zip(_sympy_normalised(R), _sympy_normalised(C))])
+    J = sum(a * sum(row) / len(row) for a, row in zip(A, l)) / len(l)
+    hand = tuple(a for a, row in zip(A, l) for _ in row)
+    c = sp.Symbol("c", real=True)
+    claims = ((Text("a reward column that moves by a constant in the group changes no advantage"),
+               sum((a - a.subs({C[0]: C[0] + c, C[1]: C[1] + c, C[2]: C[2] + c})) ** 2 for a in A)),)
+    notes = (Text("GDPO normalises each reward within its group before summing (then normalises the sum over the "
+                  "batch): a reward with a large spread no longer drowns one with a small spread. The GC is that "
+                  "advantage, as in GRPO (eps = 0 here)."),)
+    return Derivation("gdpo", "arXiv 2601.05242", J, _ragged_gc(J, l), hand, None,
+                      {"rewards": R + C, "logp": _flat(l)}, claims, notes=notes, scale="B\\,|o_i|")
 
 
 ADVANTAGES.add("gdpo", gc=_gc, objective=objective, settings=Settings,
                summary="several rewards, each normalised in its group before they are summed",
-               cite="GDPO, arXiv 2601.05242; TRL multi_objective_aggregation", ships_in=("TRL",), derivation=_derive)
+               cite="GDPO, arXiv 2601.05242; TRL multi_objective_aggregation", ships_in=("TRL",),
+               derivation=derive_gdpo, derivations={"gdpo": derive_gdpo})

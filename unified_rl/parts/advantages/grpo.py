@@ -11,8 +11,9 @@ from dataclasses import dataclass, field
 import torch
 
 from ... import advantages
+from ...derivations.paper import REGISTRY as PAPER
 from ..registry import ADVANTAGES
-from ._common import groups, on_tokens, scores
+from ._common import groups, on_tokens, scores, written_scores
 
 SCALES = advantages.SCALES  # TRL's scale_rewards: group, batch, none
 
@@ -35,7 +36,7 @@ def _gc(v):
 
 def objective(v):
     """(B, 1) r - group mean, over (group std + eps), (batch std + eps) or 1; 0 in an all-equal group."""
-    r = scores(v).double()
+    r = written_scores(v)
     g = groups(r, v)
     scale, eps = v.setting("scale_rewards", "group"), v.setting("adv_eps", 1e-6)
     centred = g - g.mean(-1, keepdim=True)
@@ -50,12 +51,7 @@ def objective(v):
     return torch.where(equal, torch.zeros_like(centred), centred).view(-1, 1).to(v.mask.dtype)
 
 
-def _derive(n):
-    from ...derivations.paper import REGISTRY
-    return REGISTRY["grpo"](n)
-
-
 ADVANTAGES.add("grpo", gc=_gc, objective=objective, settings=Settings,
                summary="r minus its group's mean, over the group's std (or the batch's, or none: Dr. GRPO)",
                cite="DeepSeekMath §4.1.2, eq 21, arXiv 2402.03300; Dr. GRPO arXiv 2503.20783",
-               ships_in=("paper", "TRL", "verl"), derivation=_derive)
+               ships_in=("paper", "TRL", "verl"), derivation=PAPER["grpo"])

@@ -10,6 +10,7 @@ PPO's reward carries its KL per token (eq 2), so GAE takes the KL in the reward 
 """
 
 from ... import _checks
+from ...derivations.paper import REGISTRY as PAPER
 from ..registry import ADVANTAGES
 
 
@@ -19,17 +20,10 @@ def _adv(v):
     return _checks.per_token(v.adv, "adv", v.full).detach() * v.full
 
 
-def _derive(name):
-    def derive(n):
-        from ...derivations.paper import REGISTRY
-        return REGISTRY[name](n)
-    return derive
-
-
 ADVANTAGES.add("gae", gc=_adv, objective=lambda v: v.adv, per_batch="gae", needs_critic=True,
                summary="generalized advantage estimation with a learned value model",
                cite="GAE, Schulman et al., arXiv 1506.02438; DeepSeekMath eq 18", ships_in=("paper", "verl"),
-               derivation=_derive("ppo"))
+               derivation=PAPER["ppo"])
 ADVANTAGES.add("process", gc=_adv, objective=lambda v: v.adv, per_batch="process",
                summary="per-step rewards normalised over the group, summed from each token onward",
-               cite="DeepSeekMath §4.1.3, arXiv 2402.03300", ships_in=("paper",), derivation=_derive("grpo"))
+               cite="DeepSeekMath §4.1.3, arXiv 2402.03300", ships_in=("paper",), derivation=PAPER["grpo"])

@@ -10,9 +10,12 @@ REINFORCE++: Hu et al., arXiv 2501.03262.
 
 from dataclasses import dataclass, field
 
+import sympy as sp
 import torch
 
 from ... import _checks, advantages
+from ...derivations.core import BETA, Derivation, _one, _ragged_gc
+from ...text import Text
 from ..registry import ADVANTAGES
 
 
@@ -58,12 +61,25 @@ def objective(v):
     return ((A - A[on].mean()) / (A[on].std() + 1e-6)).to(v.mask.dtype)
 
 
-def _derive(n):
-    from ...derivations.policy_gradient import REGISTRY
-    return REGISTRY["reinforce_pp"](n)
+def derive_reinforce_pp(n):
+    """One response: the return R - beta sum_{t' >= t} k1 (the KL in the reward), normalised by the batch."""
+    l, lo, lref = _one(n, "ell", "ell^old", "ell^ref")
+    R, mu, sigma = sp.Symbol("R", real=True), sp.Symbol("mu", real=True), sp.Symbol("sigma", positive=True)
+    A = [R - BETA * sum(y - z for y, z in zip(lo[t:], lref[t:])) for t in range(n)]  # KL(i) = log pi_old/pi_ref
+    An = [(a - mu) / sigma for a in A]  # batch mean and std: constants of theta
+    J = sum(sp.exp(x - y) * a for x, y, a in zip(l, lo, An)) / n
+    gc = _ragged_gc(J, (l,))
+    hand = tuple(sp.exp(x - y) * a for x, y, a in zip(l, lo, An))
+    claims = tuple((Text("at pi_old = pi_theta token {t}'s GC is the normalised return A_t", t=t + 1),
+                    (g - a).subs(dict(zip(lo, l))))
+                   for t, (g, a) in enumerate(zip(gc, An)))
+    notes = (Text("The KL sits in the return: token t's advantage holds -beta times the k1 of itself and every "
+                  "later token (coefficients.kl_in_reward), then the batch's mean and std normalise it."),)
+    symbols = {"rewards": R, "logp": l, "logp_old": lo, "logp_ref": lref, "beta": BETA, "mu": mu, "sigma": sigma}
+    return Derivation("reinforce_pp", "arXiv 2501.03262", J, gc, hand, tuple(An), symbols, claims, notes=notes)
 
 
 ADVANTAGES.add("reinforce_plus_plus", gc=_gc, objective=objective, settings=Settings,
                summary="returns with the KL in them, normalised over the whole batch's tokens",
                cite="REINFORCE++, Hu et al., arXiv 2501.03262", aliases=("reinforce++",), ships_in=("verl",),
-               derivation=_derive)
+               derivation=derive_reinforce_pp, derivations={"reinforce_pp": derive_reinforce_pp})

@@ -5,9 +5,12 @@ it leaves the loss (`rows` keeps the sampled rows), and the composition scales t
 B / B_sampled = 2, since eq 5 averages over every row of the batch. ReMax: Li et al., arXiv 2310.10505, Algorithm 1.
 """
 
+import sympy as sp
 import torch
 
 from ... import _checks
+from ...derivations.core import Derivation, _flat, _ragged, _ragged_gc
+from ...text import Text
 from ..registry import ADVANTAGES
 
 
@@ -36,11 +39,19 @@ def objective(v):
     return torch.stack([r[:, 0] - r[:, 1], torch.zeros_like(r[:, 0])], 1).view(-1, 1).to(v.mask.dtype)
 
 
-def _derive(n):
-    from ...derivations.policy_gradient import REGISTRY
-    return REGISTRY["remax"](n)
+def derive_remax(n):
+    """One question's sampled and greedy answers: GC = 2 |o| (R - R_greedy) on the sampled row, 0 on the greedy."""
+    l = _ragged("ell", (n, n))  # sampled, greedy
+    R, Rg = sp.symbols("R R_greedy", real=True)
+    J = (R - Rg) * sum(l[0])  # one question: (R(o) - R(o_greedy)) log pi(o | q)
+    hand = tuple(2 * n * (R - Rg) for _ in l[0]) + tuple(sp.Integer(0) for _ in l[1])
+    notes = (Text("B = 2 rows per question (sampled, greedy): GC = 2 |o| (R - R_greedy) on the sampled row; "
+                  "J does not depend on the greedy row's log-probs, so its GC is 0."),)
+    return Derivation("remax", "arXiv 2310.10505, Algorithm 1", J, _ragged_gc(J, l), hand, None,
+                      {"logp": _flat(l), "rewards": (R, Rg)}, notes=notes, scale="B\\,|o_i|")
 
 
 ADVANTAGES.add("remax", gc=_gc, objective=objective, rows=sampled_rows,
                summary="r minus the reward of the greedy answer to the same question",
-               cite="ReMax, Li et al., arXiv 2310.10505", ships_in=("verl",), derivation=_derive)
+               cite="ReMax, Li et al., arXiv 2310.10505", ships_in=("verl",), derivation=derive_remax,
+               derivations={"remax": derive_remax})

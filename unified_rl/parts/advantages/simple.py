@@ -7,6 +7,7 @@ sample is imitated if it is correct and dropped if not. Online RFT is the same a
 import torch
 
 from ... import _checks
+from ...derivations.paper import REGISTRY as PAPER
 from ..registry import ADVANTAGES
 from ._common import on_tokens
 
@@ -29,16 +30,9 @@ def _indicator_objective(v):
     return torch.as_tensor(v.scores).to(v.mask.dtype)[:, None] * torch.ones_like(v.mask)
 
 
-def _derive(name):
-    def derive(n):
-        from ...derivations.paper import REGISTRY
-        return REGISTRY[name](n)
-    return derive
-
-
 ADVANTAGES.add("one", gc=_one, objective=lambda v: torch.ones_like(v.mask),
                summary="1 on every token: imitate the response (human-selected data)", cite="DeepSeekMath eq 6-7",
-               ships_in=("paper",), derivation=_derive("sft"))
+               ships_in=("paper",), derivation=PAPER["sft"])
 ADVANTAGES.add("indicator", gc=indicator, objective=_indicator_objective,
                summary="I(o): 1 for a correct sample, 0 for a wrong one", cite="DeepSeekMath eq 8-11",
-               aliases=("rft",), ships_in=("paper",), derivation=_derive("rft"))
+               aliases=("rft",), ships_in=("paper",), derivation=PAPER["rft"])

@@ -9,9 +9,13 @@ CISPO: MiniMax-M1, arXiv 2506.13585, §3.1.
 from dataclasses import dataclass, field
 from typing import Optional
 
+import sympy as sp
 import torch
 
 from ... import _checks
+from ...derivations.core import Derivation, EPS_HIGH, EPS_LOW, _asym_cases, _flat, _ragged, _ragged_gc, clip
+from ...text import Text
+from ..aggregations import sympy_J, sympy_weights
 from ..registry import POLICY_TERMS
 
 
@@ -46,11 +50,27 @@ def objective(v, adv):
     return w * adv * v.logp
 
 
-def _derive(n):
-    from ...derivations.policy_gradient import REGISTRY
-    return REGISTRY["cispo"](n)
+def derive_cispo(n):
+    """Two responses of one group (group-token-mean): sg(clip(r)) A ell per token, sg(ell) an ell-bar set to ell after
+    differentiating."""
+    lengths = (n, n + 1)
+    l, lo, bar = _ragged("ell", lengths), _ragged("ell^old", lengths), _ragged("ellbar", lengths)
+    A = sp.symbols("Ahat_1:3", real=True)
+    w = [[clip(sp.exp(b - y), 1 - EPS_LOW, 1 + EPS_HIGH) for b, y in zip(*rows)] for rows in zip(bar, lo)]  # sg(r)
+    J = sympy_J([[wi * a * x for wi, x in zip(*rows)] for rows, a in zip(zip(w, l), A)], "group-token-mean")
+    gc = tuple(g.subs(dict(zip(_flat(bar), _flat(l)))) for g in _ragged_gc(J, l))  # sg: ell-bar = ell after d/d ell
+    ratio = [sp.exp(x - y) for x, y in zip(_flat(l), _flat(lo))]
+    adv = [a for row, a in zip(l, A) for _ in row]
+    hand = tuple(wt * a * sp.Piecewise((1 + EPS_HIGH, r > 1 + EPS_HIGH), (1 - EPS_LOW, r < 1 - EPS_LOW), (r, True))
+                 for wt, r, a in zip(sympy_weights(l, "group-token-mean"), ratio, adv))
+    notes = (Text("The weight sg(clip(r)) is not differentiated: the GC is G |o_i| / sum_j |o_j| * clip(r) * A, "
+                  "never 0 where A is not (PPO's and DAPO's clip set it to 0)."),)
+    symbols = {"adv": A, "logp": _flat(l), "logp_old": _flat(lo), "clip_eps": EPS_LOW, "clip_eps_high": EPS_HIGH}
+    return Derivation("cispo", "arXiv 2506.13585, §3.1", J, gc, hand, None, symbols,
+                      cases=_asym_cases(_flat(l), _flat(lo), A), notes=notes, scale="B\\,|o_i|")
 
 
 POLICY_TERMS.add("cispo", gc=_gc, objective=objective, settings=Settings, reads_old=True,
                  summary="a clipped stop-gradient ratio weighs every token, none dropped",
-                 cite="CISPO, MiniMax-M1, arXiv 2506.13585 §3.1", ships_in=("TRL", "verl"), derivation=_derive)
+                 cite="CISPO, MiniMax-M1, arXiv 2506.13585 §3.1", ships_in=("TRL", "verl"), derivation=derive_cispo,
+                 derivations={"cispo": derive_cispo})

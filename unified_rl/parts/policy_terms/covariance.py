@@ -14,9 +14,12 @@ Clip-Cov's draw is repeatable from the batch: a generator seeded by the sha256 o
 import hashlib
 from dataclasses import dataclass
 
+import sympy as sp
 import torch
 
 from ... import _checks
+from ...derivations.core import Derivation, EPS_HIGH, EPS_LOW, _asym_cases, _asym_clipped, _one, _ragged_gc, clip
+from ...text import Text
 from ..registry import POLICY_TERMS
 from .vanilla import clip_range, clipped
 
@@ -117,6 +120,13 @@ def _covariance_objective(adv, logp, mask):
     return (adv - adv[on].sum() / n) * (logp.detach() - logp.detach()[on].sum() / n)
 
 
+def _written_seed(v):
+    """The draw's seed as the objective's side writes it: sha256 of the rewards', then the lengths' float64 bytes."""
+    h = hashlib.sha256(torch.as_tensor(v.scores).double().cpu().contiguous().numpy().tobytes())
+    h.update(v.full.sum(-1).double().cpu().contiguous().numpy().tobytes())
+    return int.from_bytes(h.digest()[:8], "little") % (2 ** 63)
+
+
 def clip_cov_objective(v, adv):
     """corr min(r A, clip(r) A), corr = 0 on the drawn tokens of covariance in (lb, ub)."""
     eps = v.cfg.clip_eps
@@ -125,7 +135,7 @@ def clip_cov_objective(v, adv):
     cov = _covariance_objective(adv, v.logp, v.mask)
     lb, ub = v.setting("clip_cov_lb"), v.setting("clip_cov_ub")
     candidates = ((cov > lb) & (cov < ub) & v.mask.bool() & ~(clip.detach() < plain.detach())).flatten().nonzero().flatten()
-    g = torch.Generator().manual_seed(batch_seed(v))
+    g = torch.Generator().manual_seed(_written_seed(v))
     n = max(int(v.setting("clip_cov_ratio") * v.mask.sum().item()), 1)
     corr = torch.ones(v.mask.numel(), dtype=v.mask.dtype)
     corr[candidates[torch.randperm(len(candidates), generator=g)[:n]]] = 0
@@ -148,18 +158,45 @@ def kl_cov_objective(v, adv):
     return torch.exp(v.logp - v.logp_old) * adv - v.setting("kl_cov_coef") * top.view_as(v.mask) * (v.logp - v.logp_old).abs()
 
 
-def _derive(name):
-    def derive(n):
-        from ...derivations.ratio_shapes import REGISTRY
-        return REGISTRY[name](n)
-    return derive
+# the derivations: the chosen tokens are numbers c_t, s_t in {0, 1} fixed before the update
+
+KAPPA = sp.Symbol("kappa", positive=True)
+
+
+def derive_clip_cov(n):
+    """One response: c_t times PPO's clipped term, c = 0 on the detached tokens."""
+    l, lo = _one(n, "ell", "ell^old")
+    A = sp.Symbol("A", real=True)
+    corr = tuple(sp.Symbol(f"c_{t + 1}", nonnegative=True) for t in range(n))  # 0 on the detached tokens, else 1
+    r = [sp.exp(x - y) for x, y in zip(l, lo)]
+    J = sum(ci * sp.Min(ri * A, clip(ri, 1 - EPS_LOW, 1 + EPS_HIGH) * A) for ci, ri in zip(corr, r)) / n
+    hand = tuple(ci * _asym_clipped(ri, A) for ci, ri in zip(corr, r))
+    notes = (Text("Clip-Cov multiplies PPO's term of a few tokens by c = 0 (drawn among the unclipped tokens whose "
+                  "covariance of A and log pi is in (lb, ub)); c is chosen before the update, so the GC is c times "
+                  "PPO's."),)
+    symbols = {"adv": (A,), "logp": l, "logp_old": lo, "clip_eps": EPS_LOW, "clip_eps_high": EPS_HIGH, "corr": corr}
+    return Derivation("clip_cov", "arXiv 2505.22617, §4", J, _ragged_gc(J, (l,)), hand, None, symbols,
+                      cases=_asym_cases(l, lo, (A,)), notes=notes)
+
+
+def derive_kl_cov(n):
+    """One response: r A - kappa s_t |log r| per token, s = 1 on the chosen tokens."""
+    l, lo = _one(n, "ell", "ell^old")
+    A = sp.Symbol("A", real=True)
+    chosen = tuple(sp.Symbol(f"s_{t + 1}", nonnegative=True) for t in range(n))  # 1 on the top-covariance tokens
+    J = sum(sp.exp(x - y) * A - KAPPA * s * sp.Abs(x - y) for x, y, s in zip(l, lo, chosen)) / n
+    hand = tuple(sp.exp(x - y) * A - KAPPA * s * sp.sign(x - y) for x, y, s in zip(l, lo, chosen))
+    notes = (Text("KL-Cov has no clip: the GC is r A, minus kappa sign(log r) on the chosen tokens, which pulls "
+                  "their log-ratio back to 0 (and is 0 at pi_old = pi_theta)."),)
+    symbols = {"adv": A, "logp": l, "logp_old": lo, "kappa": KAPPA, "chosen": chosen}
+    return Derivation("kl_cov", "arXiv 2505.22617, §4", J, _ragged_gc(J, (l,)), hand, None, symbols, notes=notes)
 
 
 POLICY_TERMS.add("clip_cov", gc=_clip_cov_gc, objective=clip_cov_objective, settings=ClipCovSettings, reads_old=True,
                  summary="PPO's clip, and no gradient on a few tokens of high A-log-prob covariance",
                  cite="Clip-Cov, Cui et al., arXiv 2505.22617 §4", aliases=("clip-cov",), ships_in=("verl",),
-                 derivation=_derive("clip_cov"))
+                 derivation=derive_clip_cov, derivations={"clip_cov": derive_clip_cov})
 POLICY_TERMS.add("kl_cov", gc=_kl_cov_gc, objective=kl_cov_objective, settings=KLCovSettings, reads_old=True,
                  summary="no clip; a |log r| penalty on the tokens of highest A-log-prob covariance",
                  cite="KL-Cov, Cui et al., arXiv 2505.22617 §4", aliases=("kl-cov",), ships_in=("verl",),
-                 derivation=_derive("kl_cov"))
+                 derivation=derive_kl_cov, derivations={"kl_cov": derive_kl_cov})

@@ -10,8 +10,11 @@ GMPO: Zhao et al., arXiv 2507.20673.
 
 from dataclasses import dataclass
 
+import sympy as sp
 import torch
 
+from ...derivations.core import Derivation, EPS_HIGH, EPS_LOW, _one, _ragged_gc, clip
+from ...text import Text
 from ..registry import POLICY_TERMS
 from .vanilla import clip_range
 
@@ -48,11 +51,34 @@ def objective(v, adv):
     return (a * torch.exp((c * v.mask).sum(-1) / n))[:, None] * torch.ones_like(v.mask)
 
 
-def _derive(n):
-    from ...derivations.ratio_shapes import REGISTRY
-    return REGISTRY["gmpo"](n)
+def derive_gmpo(n):
+    """One response: A exp(mean_t c_t), each log-ratio clipped on A's pessimistic side; the cases put the first token
+    above, inside or below the clip and the others inside."""
+    l, lo = _one(n, "ell", "ell^old")
+    A = sp.Symbol("A", real=True)
+    lr = [x - y for x, y in zip(l, lo)]
+    c = [sp.sign(A) * sp.Min(sp.sign(A) * x, sp.sign(A) * clip(x, -EPS_LOW, EPS_HIGH)) for x in lr]
+    J = A * sp.exp(sum(c) / n)
+    c_hand = [sp.Piecewise((EPS_HIGH, (A > 0) & (x > EPS_HIGH)), (-EPS_LOW, (A < 0) & (x < -EPS_LOW)), (x, True))
+              for x in lr]
+    rho = sp.exp(sum(c_hand) / n)
+    hand = tuple(sp.Piecewise((0, ((A > 0) & (x > EPS_HIGH)) | ((A < 0) & (x < -EPS_LOW))), (A * rho, True))
+                 for x in lr)
+    a, u, d = sp.symbols("a u d", positive=True)
+    where = {"log r > eps_high": EPS_HIGH + d, "-eps_low < log r < eps_high": -EPS_LOW + (EPS_LOW + EPS_HIGH) * u / (1 + u),
+             "log r < -eps_low": -EPS_LOW - d}
+    inside = where["-eps_low < log r < eps_high"]
+    cases = tuple((Text("{sign}, {ratio}", sign=sn, ratio=rn),  # the first token in the region, the others inside
+                   {A: sv, **{x: y + (v if t == 0 else inside) for t, (x, y) in enumerate(zip(l, lo))}})
+                  for sn, sv in (("A > 0", a), ("A < 0", -a)) for rn, v in where.items())
+    notes = (Text("The sequence's weight is the geometric mean of its token ratios, each clipped in log space on "
+                  "the side A's sign makes pessimistic; d/d ell_t of exp(mean_t c) is rho / |o|, so the GC is A rho "
+                  "on the tokens whose log-ratio is inside the clip and 0 on the others."),)
+    symbols = {"adv": A, "logp": l, "logp_old": lo, "clip_eps": EPS_LOW, "clip_eps_high": EPS_HIGH}
+    return Derivation("gmpo", "arXiv 2507.20673", J, _ragged_gc(J, (l,)), hand, None, symbols, cases=cases, notes=notes)
 
 
 POLICY_TERMS.add("geo_mean", gc=_gc, objective=objective, settings=Settings, reads_old=True,
                  summary="the geometric mean of token ratios clipped in log space, per sequence",
-                 cite="GMPO, Zhao et al., arXiv 2507.20673", aliases=("gmpo",), ships_in=("verl",), derivation=_derive)
+                 cite="GMPO, Zhao et al., arXiv 2507.20673", aliases=("gmpo",), ships_in=("verl",),
+                 derivation=derive_gmpo, derivations={"gmpo": derive_gmpo})

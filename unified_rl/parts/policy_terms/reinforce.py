@@ -6,6 +6,7 @@ The score-function estimator itself (Williams 1992): the coefficient is the adva
 is why SFT (A = 1), RFT (A = I(o)) and GPG share it. Spinning Up's `loss_pi = -(logp * adv).mean()`.
 """
 
+from ...derivations.paper import REGISTRY as PAPER
 from ..registry import POLICY_TERMS
 
 
@@ -14,12 +15,7 @@ def objective(v, adv):
     return adv * v.logp
 
 
-def _derive(n):
-    from ...derivations.paper import REGISTRY
-    return REGISTRY["rft"](n)
-
-
 POLICY_TERMS.add("reinforce", gc=lambda v, adv, keep: adv * keep, objective=objective, reads_old=False,
                  summary="A log pi: the advantage is the coefficient, no ratio, no clip",
                  cite="Williams 1992 (REINFORCE); DeepSeekMath eq 7, 10 (SFT, RFT); GPG, arXiv 2504.02546",
-                 aliases=("gpg",), ships_in=("paper", "verl"), derivation=_derive)
+                 aliases=("gpg",), ships_in=("paper", "verl"), derivation=PAPER["rft"])

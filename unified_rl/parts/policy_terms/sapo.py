@@ -8,9 +8,12 @@ SAPO: Gao et al., arXiv 2511.20347.
 
 from dataclasses import dataclass
 
+import sympy as sp
 import torch
 
 from ... import _checks
+from ...derivations.core import Derivation, _one, _ragged_gc, sigmoid
+from ...text import Text
 from ..registry import POLICY_TERMS
 
 
@@ -45,11 +48,26 @@ def objective(v, adv):
     return torch.sigmoid(tau * (torch.exp(v.logp - v.logp_old) - 1)) * 4 / tau * adv
 
 
-def _derive(n):
-    from ...derivations.ratio_shapes import REGISTRY
-    return REGISTRY["sapo"](n)
+TAU = sp.Symbol("tau", positive=True)
+
+
+def derive_sapo(n):
+    """One response: the gate 4/tau sigmoid(tau (r - 1)) A per token; its GC is A at r = 1."""
+    l, lo = _one(n, "ell", "ell^old")
+    A = sp.Symbol("A", real=True)
+    r = [sp.exp(x - y) for x, y in zip(l, lo)]
+    J = sum(4 / TAU * sigmoid(TAU * (ri - 1)) * A for ri in r) / n
+    hand = tuple(4 * sigmoid(TAU * (ri - 1)) * (1 - sigmoid(TAU * (ri - 1))) * ri * A for ri in r)
+    claims = tuple((Text("at pi_old = pi_theta token {t}'s GC is A", t=t + 1), (h - A).subs(dict(zip(lo, l))))
+                   for t, h in enumerate(hand))
+    notes = (Text("The gate 4/tau sigmoid(tau (r - 1)) has slope 1 at r = 1 and flattens as r leaves 1, so the GC "
+                  "4 sigma (1 - sigma) r A fades smoothly where PPO's clip would cut it to 0; tau is tau_pos where "
+                  "A > 0 and tau_neg otherwise."),)
+    return Derivation("sapo", "arXiv 2511.20347", J, _ragged_gc(J, (l,)), hand, None,
+                      {"adv": A, "logp": l, "logp_old": lo, "tau": TAU}, claims, notes=notes)
 
 
 POLICY_TERMS.add("sapo", gc=_gc, objective=objective, settings=Settings, reads_old=True,
                  summary="a smooth sigmoid gate of the ratio instead of the hard clip",
-                 cite="SAPO, Gao et al., arXiv 2511.20347", ships_in=("TRL", "verl"), derivation=_derive)
+                 cite="SAPO, Gao et al., arXiv 2511.20347", ships_in=("TRL", "verl"), derivation=derive_sapo,
+                 derivations={"sapo": derive_sapo})

@@ -9,14 +9,22 @@ clip-higher, arXiv 2503.14476; None: eps_low); delta caps rho in the unclipped t
 the aggregation's factor): rho A where the term that moves is the smaller one, 0 where a clip binds (or, at the
 sequence level, the row's mean of that over its tokens: d s_i / dlogp_{i,t} = s_i / |o_i|). On-policy (rho = 1)
 it is A: DeepSeekMath's eq 18 and 21 take it there. PPO: Schulman et al., arXiv 1707.06347, eq 7.
+
+Derivations (sympy, derivations.REGISTRY): grpo_two_sided (the part's: clip-higher and delta, every sign and
+region), dapo (grpo x vanilla with clip-higher x group-token-mean, the method that made clip-higher known).
 """
 
 from dataclasses import dataclass, field
 from typing import Optional
 
+import sympy as sp
 import torch
 
 from ... import _checks
+from ...derivations.core import (Derivation, EPS_HIGH, EPS_LOW, _asym_cases, _asym_clipped, _flat, _one, _ragged,
+                                 _ragged_gc, clip)
+from ...text import Text
+from ..aggregations import sympy_J, sympy_weights
 from ..registry import POLICY_TERMS
 
 LEVELS = ("token", "sequence")  # TRL's importance_sampling_level
@@ -91,13 +99,59 @@ def objective(v, adv):
     return torch.min(first, torch.clamp(rho, 1 - v.cfg.clip_eps, 1 + high) * adv) * torch.ones_like(v.mask)
 
 
-def _derive(n):
-    from ...derivations.options import REGISTRY
-    return REGISTRY["grpo_two_sided"](n)
+# the derivations: the two-sided clip (the part's own), and DAPO's clip-higher under the group's token mean
+
+DELTA_GAP = sp.Symbol("D", positive=True)  # delta = 1 + eps_high + D: above the clip range, as TRL recommends
+
+
+def derive_two_sided(n):
+    """min(min(r, delta) A, clip(r, 1 - eps_low, 1 + eps_high) A) on one response: every (sign, region) case."""
+    l, lo = _one(n, "ell", "ell^old")
+    A = sp.Symbol("A", real=True)
+    delta = 1 + EPS_HIGH + DELTA_GAP
+    r = [sp.exp(x - y) for x, y in zip(l, lo)]
+    J = sum(sp.Min(sp.Min(ri, delta) * A, clip(ri, 1 - EPS_LOW, 1 + EPS_HIGH) * A) for ri in r) / n
+    gc = _ragged_gc(J, (l,))
+    stop = lambda ri: ((A > 0) & (ri > 1 + EPS_HIGH)) | ((A < 0) & (ri < 1 - EPS_LOW)) | ((A < 0) & (ri > delta))  # noqa: E731
+    hand = tuple(sp.Piecewise((0, stop(ri)), (ri * A, True)) for ri in r)
+    a, s, u, d = sp.symbols("a s u d", positive=True)
+    lo_v = 1 / (1 + s)
+    ratios = {"r > delta": delta + d, "1+eps_high < r < delta": 1 + EPS_HIGH + DELTA_GAP * u / (1 + u),
+              "1-eps_low < r < 1+eps_high": 1 - lo_v + (lo_v + EPS_HIGH) * u / (1 + u),
+              "r < 1-eps_low": (1 - lo_v) * u / (1 + u)}
+    cases = tuple((Text("{sign}, {ratio}", sign=sign_name, ratio=r_name),
+                   {EPS_LOW: lo_v, A: sign, **{x: y + sp.log(rv) for x, y in zip(l, lo)}})
+                  for sign_name, sign in (("A > 0", a), ("A < 0", -a)) for r_name, rv in ratios.items())
+    notes = (Text("Two-sided clipping (INTELLECT-2; TRL's delta, verl's dual-clip clip_ratio_c): min(r, delta) in "
+                  "the unclipped term. Where A < 0 and r > delta the objective is delta A, a constant, so the "
+                  "GC is 0: a token the update already made far likelier stops being pushed down."),)
+    symbols = {"adv": A, "logp": l, "logp_old": lo, "clip_eps": EPS_LOW, "clip_eps_high": EPS_HIGH,
+               "delta_gap": DELTA_GAP}
+    return Derivation("grpo_two_sided", "arXiv 2505.07291; TRL delta", J, gc, hand, None, symbols, cases=cases,
+                      notes=notes)
+
+
+def derive_dapo(n):
+    """DAPO (grpo x vanilla with clip-higher x group-token-mean): two responses of one group, n and n + 1 tokens."""
+    lengths = (n, n + 1)
+    l, lo = _ragged("ell", lengths), _ragged("ell^old", lengths)
+    A = sp.symbols("Ahat_1:3", real=True)
+    r = [[sp.exp(x - y) for x, y in zip(*rows)] for rows in zip(l, lo)]
+    terms = [[sp.Min(ri * a, clip(ri, 1 - EPS_LOW, 1 + EPS_HIGH) * a) for ri in row] for row, a in zip(r, A)]
+    J = sympy_J(terms, "group-token-mean")
+    adv = [a for row, a in zip(l, A) for _ in row]
+    hand = tuple(w * _asym_clipped(ri, a) for w, ri, a in zip(sympy_weights(l, "group-token-mean"), _flat(r), adv))
+    notes = (Text("Token-mean over the group: the GC of o_i carries G |o_i| / sum_j |o_j|."),
+             Text("Clip-higher: the push on a token with A > 0 stops at r > 1 + eps_high, on one with A < 0 at "
+                  "r < 1 - eps_low; eps_high > eps_low leaves rising tokens more room."))
+    symbols = {"adv": A, "logp": _flat(l), "logp_old": _flat(lo), "clip_eps": EPS_LOW, "clip_eps_high": EPS_HIGH}
+    return Derivation("dapo", "arXiv 2503.14476, §3", J, _ragged_gc(J, l), hand, None, symbols,
+                      cases=_asym_cases(_flat(l), _flat(lo), A), notes=notes, scale="B\\,|o_i|")
 
 
 POLICY_TERMS.add("vanilla", gc=_gc, objective=objective, settings=Settings, reads_old=True,
                  summary="PPO's clipped ratio: rho A inside the clip range, 0 where it binds (clip-higher, dual clip, "
                          "sequence ratio as options)",
                  cite="PPO, Schulman et al., arXiv 1707.06347 eq 7; DeepSeekMath eq 15-21", aliases=("ppo", "clip"),
-                 ships_in=("paper", "TRL", "verl"), derivation=_derive)
+                 ships_in=("paper", "TRL", "verl"), derivation=derive_two_sided,
+                 derivations={"grpo_two_sided": derive_two_sided, "dapo": derive_dapo})

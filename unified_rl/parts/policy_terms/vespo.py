@@ -8,8 +8,11 @@ VESPO: arXiv 2602.10693.
 
 from dataclasses import dataclass
 
+import sympy as sp
 import torch
 
+from ...derivations.core import Derivation, _one, _ragged_gc
+from ...text import Text
 from ..registry import POLICY_TERMS
 
 
@@ -48,7 +51,8 @@ def _gc(v, adv, keep):
 
 def objective(v, adv):
     """sg(phi(W)) A log pi, W = prod_t r written out."""
-    k_pos, lambda_pos, k_neg, lambda_neg = _args(v)
+    k_pos, lambda_pos = v.setting("vespo_k_pos"), v.setting("vespo_lambda_pos")
+    k_neg, lambda_neg = v.setting("vespo_k_neg"), v.setting("vespo_lambda_neg")
     log_w = ((v.logp - v.logp_old).clamp(-20, 20) * v.mask).sum(-1, keepdim=True)
     log_w = log_w.clamp(float(torch.log(torch.tensor(1e-8))), 20)
     a = (adv * v.mask).sum(-1, keepdim=True) / v.mask.sum(-1, keepdim=True)  # (B, 1)
@@ -58,11 +62,27 @@ def objective(v, adv):
     return w * adv * v.logp
 
 
-def _derive(n):
-    from ...derivations.ratio_shapes import REGISTRY
-    return REGISTRY["vespo"](n)
+K, LAM = sp.Symbol("k", positive=True), sp.Symbol("lambda", positive=True)
+
+
+def derive_vespo(n):
+    """One response: sg(phi(W)) A ell per token (batch-token-mean), W the product of its ratios; sg via ell-bar."""
+    l, lo, bar = _one(n, "ell", "ell^old", "ellbar")
+    A = sp.Symbol("A", real=True)
+    W = sp.exp(sum(b - y for b, y in zip(bar, lo)))  # sg: the sequence's product of ratios
+    phi = sp.exp(LAM) * W ** K * sp.exp(-LAM * W)
+    J = phi * A * sum(l) / n  # batch-token-mean of one response
+    gc = tuple(g.subs(dict(zip(bar, l))) for g in _ragged_gc(J, (l,)))
+    W_l = sp.exp(sum(x - y for x, y in zip(l, lo)))
+    hand = tuple(sp.exp(LAM) * W_l ** K * sp.exp(-LAM * W_l) * A for _ in l)
+    claims = ((Text("phi(1) = 1: at pi_old = pi_theta the GC is A"), (hand[0] - A).subs(dict(zip(lo, l)))),)
+    notes = (Text("phi(W) = e^lambda W^k e^(-lambda W) weighs A log pi without being differentiated: the GC is "
+                  "phi(W_i) A_i on every token, largest at W = k / lambda and never a hard 0."),)
+    return Derivation("vespo", "arXiv 2602.10693", J, gc, hand, None,
+                      {"adv": A, "logp": l, "logp_old": lo, "k": K, "lambda": LAM}, claims, notes=notes)
 
 
 POLICY_TERMS.add("vespo", gc=_gc, objective=objective, settings=Settings, reads_old=True,
                  summary="a stop-gradient Gamma weight of the sequence's ratio on A log pi",
-                 cite="VESPO, arXiv 2602.10693", ships_in=("TRL",), derivation=_derive)
+                 cite="VESPO, arXiv 2602.10693", ships_in=("TRL",), derivation=derive_vespo,
+                 derivations={"vespo": derive_vespo})
