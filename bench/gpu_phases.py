@@ -119,10 +119,10 @@ def one_method(name, preset, init, device, steps, eval_n):
             "held_out_greedy": greedy_accuracy(lab.policy, lab.tokenizer, lab.test_problems[:eval_n]) if eval_n else None}
 
 
-def methods_phase(preset, methods, steps, device, out):
-    """Each method on `preset` in this one process; writes `out` after each."""
+def methods_phase(preset, methods, steps, device, out, label=None):
+    """Each method on `preset` (`label` names it in the record) in this one process; writes `out` after each."""
     eval_n = min(preset.eval_problems, preset.n_test)
-    res = {"phase": "methods", "preset": preset.name, "device": _device_name(device), "steps": steps,
+    res = {"phase": "methods", "preset": label or preset.name, "device": _device_name(device), "steps": steps,
            "eval_problems": eval_n, "methods": {}}
     write_json(out, res)
     t0, cached = time.perf_counter(), is_complete(entry(preset))
@@ -151,9 +151,10 @@ def methods_phase(preset, methods, steps, device, out):
     return 1 if failed else 0
 
 
-def precision_phase(preset, steps, device, out):
+def precision_phase(preset, steps, device, out, label=None):
     """GRPO from the preset's SFT model with bf16 autocast on, then off: seconds per step and peak memory."""
-    res = {"phase": "precision", "preset": preset.name, "device": _device_name(device), "steps": steps, "modes": {}}
+    res = {"phase": "precision", "preset": label or preset.name, "device": _device_name(device), "steps": steps,
+           "modes": {}}
     write_json(out, res)
     init = sft_checkpoint(preset, progress=False)
     failed = 0
@@ -206,8 +207,9 @@ def main(argv=None):
     except ValueError as e:
         sys.exit(f"gpu_phases: {e}")
     if a.phase == "methods":
-        return methods_phase(preset, [m.strip() for m in a.methods.split(",") if m.strip()], a.steps, device, a.out)
-    return precision_phase(preset, a.steps, device, a.out)
+        return methods_phase(preset, [m.strip() for m in a.methods.split(",") if m.strip()], a.steps, device, a.out,
+                             a.preset)
+    return precision_phase(preset, a.steps, device, a.out, a.preset)
 
 
 if __name__ == "__main__":

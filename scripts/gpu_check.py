@@ -121,14 +121,16 @@ def write_json(path, obj):
 
 
 def check_out(out, work):
-    """OUT is new, empty, or an earlier gpu_check's; never the work folder or inside it (nor it inside OUT)."""
+    """OUT and the work folder are each new, empty, or an earlier gpu_check's (it replaces only its own files
+    there), and neither holds the other."""
+    for folder, what in ((out, "OUT"), (work, "the work folder")):
+        if os.path.islink(folder) or (os.path.exists(folder) and not os.path.isdir(folder)):
+            raise ValueError(f"{what} {folder} is not a folder")
+        if os.path.isdir(folder) and os.listdir(folder) and not os.path.isfile(os.path.join(folder, MARK)):
+            raise ValueError(f"{what} {folder} holds files gpu_check did not write; give a new or empty folder")
     out, work = os.path.realpath(out), os.path.realpath(work)
     if out == work or out.startswith(work + os.sep) or work.startswith(out + os.sep):
         raise ValueError(f"OUT {out} and the work folder {work} must not contain each other")
-    if os.path.islink(out) or (os.path.exists(out) and not os.path.isdir(out)):
-        raise ValueError(f"{out} is not a folder")
-    if os.path.isdir(out) and os.listdir(out) and not os.path.isfile(os.path.join(out, MARK)):
-        raise ValueError(f"{out} holds files gpu_check did not write; give a new or empty folder")
 
 
 def commands(c, phase):
@@ -201,9 +203,10 @@ def run_phase(c, phase):
 
 def start(c):
     """Lay out the assets and read the machine; False if the check cannot run here."""
+    for folder in (c.out, c.work):
+        os.makedirs(folder, exist_ok=True)
+        open(os.path.join(folder, MARK), "a").close()
     os.makedirs(c.logs, exist_ok=True)
-    os.makedirs(c.out, exist_ok=True)
-    open(os.path.join(c.out, MARK), "a").close()
     try:
         c.report["assets"] = gpu_assets.install(c.a.assets, c.work, c.log)
     except (ValueError, OSError) as e:

@@ -78,6 +78,8 @@ def test_a_folder_of_other_files_is_refused_and_kept(tmp_path):
     r = _check("--work", tmp_path / "work", out)
     assert r.returncode == 2 and "did not write" in r.stderr and len(r.stderr.strip().splitlines()) == 1
     assert (out / "notes.txt").read_text() == "keep me" and sorted(os.listdir(out)) == ["notes.txt"]
+    r = _check("--work", out, tmp_path / "new")  # nor is it a work folder
+    assert r.returncode == 2 and "the work folder" in r.stderr and sorted(os.listdir(out)) == ["notes.txt"]
     f = tmp_path / "results.txt"
     f.write_text("x")
     r = _check("--work", tmp_path / "work", f)
