@@ -11,7 +11,10 @@ import pytest
 import unified_rl
 
 PACKAGE = os.path.dirname(unified_rl.__file__)
-CORE = {"paradigm", "coefficients", "objectives", "advantages", "kl", "metrics", "derivations", "_checks", "text"}
+CORE = {"paradigm", "coefficients", "objectives", "advantages", "kl", "metrics", "derivations", "_checks", "text", "parts"}
+LAZY_FACES = {("parts", "methods.table")}
+"""Imports made inside a function to hand a name on from a higher layer: `parts.compose` builds a Method (data source,
+reward, critic: the lab) only when called, so importing `parts` loads no lab module (tested below in a process)."""
 HEAVY = {"matplotlib", "ipywidgets", "jupyterlab", "IPython"}
 
 
@@ -58,7 +61,10 @@ def imports(name, path, known):
 
 def graph():
     known = modules()
-    return {n: imports(n, p, known) for n, p in known.items()}
+    g = {n: imports(n, p, known) for n, p in known.items()}
+    for name, dep in LAZY_FACES:
+        g[name][0].discard(dep)
+    return g
 
 
 def closure(g, start):
@@ -119,6 +125,31 @@ def test_importing_the_trainer_loads_no_course_or_plotting():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "[]", out.stdout
+
+
+def test_the_lazy_faces_are_lazy():
+    """Importing the core's parts loads no lab module: `parts.compose` reaches the lab only when it is called."""
+    code = ("import sys, unified_rl.parts, unified_rl.coefficients, unified_rl.objectives; "
+            "print(sorted(m for m in sys.modules if m.startswith('unified_rl.') and m.split('.')[1] not in "
+            f"{sorted(CORE)!r}))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "[]", out.stdout
+    for name, dep in LAZY_FACES:  # each face is an import inside a function, never at module level
+        tree = ast.parse(open(modules()[name]).read())
+        top_level = {n.module for n in tree.body if isinstance(n, ast.ImportFrom)}
+        assert not any(dep.split(".")[0] in (m or "") for m in top_level), (name, dep)
+
+
+def test_no_part_or_method_imports_the_process_group():
+    """The world travels on the Step (`Step.across`): no part and no method imports `distributed` (nor fsdp,
+    collectives, launch), so a new method cannot forget to reduce over the ranks."""
+    g = graph()
+    world = {"distributed", "collectives", "fsdp", "launch"}
+    for name in g:
+        if top(name) in ("parts", "methods"):
+            direct = {m for m in g[name][0] if top(m) in world}
+            assert not direct, f"{name} imports {sorted(direct)}"
 
 
 def test_the_layer_table_names_every_module():

@@ -31,13 +31,33 @@ def _settings(m):
             for f in dataclasses.fields(m.hparams) if "choices" in f.metadata]
 
 
+def composition(m):
+    """A method's GC as its parts (advantage x policy [x KL (where)], aggregation), or its coefficient's name."""
+    c = m.composition
+    if c is None:
+        return _name(m.coefficient)
+    kl = f" x {c.kl} ({c.kl_in})" if c.kl else ""
+    masks = f" [{', '.join(c.masks)}]" if c.masks else ""
+    return f"{c.advantage} x {c.policy}{kl}, {m.hparams.aggregation}{masks}"
+
+
 def methods():
-    """Each method: its name, data source, reward, GC, paper, one-line summary and choice settings."""
+    """Each method: its name, data source, reward, GC (its parts), paper, one-line summary and choice settings."""
     from .methods import METHODS
 
     return [{"name": m.name, "data_source": _name(m.data_source),
-             "reward": _name(m.reward) if m.reward else "human selection", "gc": _name(m.coefficient),
-             "paper": m.paper, "summary": m.summary, "settings": _settings(m)} for m in METHODS.values()]
+             "reward": _name(m.reward) if m.reward else "human selection", "gc": composition(m),
+             "paper": m.paper, "summary": m.summary, "settings": _settings(m), "ships_in": list(m.ships_in),
+             "composed": m.composition is not None} for m in METHODS.values()]
+
+
+def parts():
+    """Each axis of the coefficient: its parts, with aliases, summary, citation, where it ships and settings."""
+    from .parts import REGISTRIES
+
+    return {axis: [{"name": p.name, "aliases": list(p.aliases), "summary": p.summary, "cite": p.cite,
+                    "ships_in": list(p.ships_in), "settings": [f.name for f in p.fields()]} for p in r.values()]
+            for axis, r in REGISTRIES.items()}
 
 
 def presets():
@@ -56,8 +76,8 @@ def experiments():
 
 
 # section -> (the module that holds its registry, the function that describes the registry)
-SECTIONS = {"methods": ("unified_rl.methods", methods), "presets": ("unified_rl.presets", presets),
-            "experiments": ("unified_rl.experiments", experiments)}
+SECTIONS = {"methods": ("unified_rl.methods", methods), "parts": ("unified_rl.parts", parts),
+            "presets": ("unified_rl.presets", presets), "experiments": ("unified_rl.experiments", experiments)}
 
 
 def build():

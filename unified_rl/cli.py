@@ -34,6 +34,7 @@ def build_parser():
     known = catalogue.load()  # the registries' names, from catalogue.json in a fresh process
     methods, presets, experiments = ([row["name"] for row in known[k]] for k in ("methods", "presets",
                                                                                    "experiments"))
+    parts = {axis: [n for p_ in rows for n in (p_["name"], *p_["aliases"])] for axis, rows in known["parts"].items()}
     labs = [row["name"] for row in known["presets"] if row["kind"] == "lab"]
     p = Parser(prog="python -m unified_rl", formatter_class=argparse.RawDescriptionHelpFormatter,
                description=f"Train and evaluate {len(methods)} post-training methods (DeepSeekMath's SFT, "
@@ -42,8 +43,11 @@ def build_parser():
     sub = p.add_subparsers(dest="command", required=True, parser_class=Parser)
     p.commands = sub.choices
     sub.add_parser("methods", help="list the methods: data source, reward, gradient coefficient")
-    t = sub.add_parser("train", help="train one method and evaluate it on held-out questions")
-    t.add_argument("method", choices=methods, metavar="METHOD", help=f"one of: {', '.join(methods)}")
+    t = sub.add_parser("train", help="train one method (or a composition of parts) and evaluate it on held-out "
+                                     "questions")
+    t.add_argument("method", nargs="?", choices=methods, metavar="METHOD",
+                   help=f"one of: {', '.join(methods)}; optional with --advantage and --policy")
+    add_composition(t, parts)
     t.add_argument("--preset", default="auto", choices=[*presets, "auto"], help="cpu, gpu, or auto (gpu if CUDA) [auto]")
     t.add_argument("--init", help="checkpoint to start from (default: cached SFT model; sft starts from scratch)")
     t.add_argument("--steps", type=at_least(0), help="optimizer steps (default: the preset's)")
@@ -88,6 +92,43 @@ def build_parser():
     return p
 
 
+def add_composition(t, parts):
+    """train's flags that compose: replace a method's parts, or name one per axis (no METHOD)."""
+    g = t.add_argument_group("composition", "replace METHOD's parts, or name one per axis without a METHOD "
+                                            "(`methods` lists the parts)")
+    g.add_argument("--advantage", choices=parts["advantage"], metavar="NAME", help="advantage estimator")
+    g.add_argument("--policy", choices=parts["policy"], metavar="NAME", help="policy term (how the ratio weighs a token)")
+    g.add_argument("--kl", choices=[*parts["kl"], "none"], metavar="NAME", help="KL term toward pi_ref, or none")
+    g.add_argument("--kl-in", choices=["loss", "reward"], help="where the KL term sits [loss]")
+    g.add_argument("--aggregation", choices=parts["aggregation"], metavar="NAME", help="how token terms become one number")
+    g.add_argument("--mask", action="append", choices=parts["mask"], metavar="NAME", help="a token mask (repeatable)")
+    g.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", type=setting,
+                   help="a setting of the method or its preset section, e.g. --set clip_eps_high=0.28 (repeatable)")
+
+
+def setting(text):
+    """KEY=VALUE, the value read as JSON where it parses (0.28, true, null), else as a string."""
+    key, eq, value = text.partition("=")
+    if not eq or not key.strip():
+        raise argparse.ArgumentTypeError(f"expected KEY=VALUE, got {text!r}")
+    try:
+        return key.strip(), json.loads(value)
+    except ValueError:
+        return key.strip(), {"none": None, "None": None, "True": True, "False": False}.get(value, value)
+
+
+def _method(args):
+    """The Method `train` runs: METHOD, or its recomposition with the --advantage/--policy/... parts given."""
+    axes = {k: getattr(args, k) for k in ("advantage", "policy", "kl", "kl_in", "aggregation")}
+    axes["masks"] = args.mask
+    if args.method is None and (axes["advantage"] is None or axes["policy"] is None):
+        raise ValueError("give a METHOD, or --advantage and --policy (and optionally --kl, --aggregation, --mask)")
+    if all(v is None for v in axes.values()):
+        return args.method
+    from .methods import recompose
+    return recompose(args.method, **axes)
+
+
 def _write_json(path, obj):
     os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
     with open(path, "w") as f:
@@ -95,14 +136,23 @@ def _write_json(path, obj):
 
 
 def cmd_methods(args):
+    known = catalogue.load()
     rows = [(m["name"], m["data_source"], m["reward"], m["gc"], m["paper"],
              m["summary"] + "".join(f"; {o['name']} = {' | '.join(o['choices'])}" for o in m["settings"]))
-            for m in catalogue.load()["methods"]]
-    head = ("method", "data source", "reward", "GC", "paper")
+            for m in known["methods"]]
+    head = ("method", "data source", "reward", "GC (advantage x policy x KL, aggregation)", "paper")
     widths = [max(len(r[i]) for r in rows + [head]) for i in range(4)]
     print("  ".join(h.ljust(w) for h, w in zip(head, widths)) + "  paper")
     for r in rows:  # one aligned line per method, then what it does and its settings (the default first)
         print("  ".join(c.ljust(w) for c, w in zip(r, widths)) + f"  {r[4]}\n{'':{widths[0]}}  {r[5]}")
+    print("\nparts (train --advantage A --policy P --kl K --aggregation G composes any of them):")
+    for axis, parts in known["parts"].items():  # one line per part: name (aliases), what it does, its settings
+        print(f"\n{axis}:")
+        width = max(len(p["name"]) for p in parts)
+        for p in parts:
+            also = f" (also {', '.join(p['aliases'])})" if p["aliases"] else ""
+            sets = f"; settings: {', '.join(p['settings'])}" if p["settings"] else ""
+            print(f"  {p['name'].ljust(width)}  {p['summary']}{also}{sets}  [{p['cite']}]")
 
 
 def cmd_train(args):
@@ -114,7 +164,8 @@ def cmd_train(args):
 
     preset = _train_preset(args)
     world_of(preset).check()  # a dtype this device cannot train in: refused before anything is made
-    ready_before_ranks(args.method, preset, args.seed, args.init, args.resume, not args.quiet)
+    method = _method(args)
+    ready_before_ranks(method, preset, args.seed, args.init, args.resume, not args.quiet)
     distributed.init()  # under torchrun: this process is one rank (distributed.py); rank 0 alone writes OUT
     with contextlib.ExitStack() as held:
         def claim():  # before anything is created; from the training through the final save, one writer
@@ -122,9 +173,9 @@ def cmd_train(args):
             held.enter_context(hold(args.out))
 
         distributed.from_main(claim)
-        run = train(args.method, preset=preset, steps=args.steps, seed=args.seed, init=args.init, out=args.out,
+        run = train(method, preset=preset, steps=args.steps, seed=args.seed, init=args.init, out=args.out,
                     resume=args.resume, overwrite=args.overwrite, save_every=args.save_every,
-                    progress=not args.quiet)
+                    progress=not args.quiet, **dict(args.set))
         lab = run.lab
         # seeded as `evaluate --seed` is, on the same questions: the two give the same numbers (in one
         # process; under torchrun each question has its own stream of the seed, on any number of ranks)
@@ -137,7 +188,7 @@ def cmd_train(args):
     if not distributed.is_main():
         return
     ev = run.summary["eval"]
-    print(f"{args.method}: held-out greedy accuracy {ev['accuracy']:.3f}, pass@1 {ev['pass_at_k']['1']:.3f}, "
+    print(f"{run.summary['method']}: held-out greedy accuracy {ev['accuracy']:.3f}, pass@1 {ev['pass_at_k']['1']:.3f}, "
           f"maj@{max(map(int, ev['maj_at_k']))} {ev['maj_at_k'][max(ev['maj_at_k'], key=int)]:.3f} "
           f"({timing(run.summary, len(run.metrics), time.monotonic() - args.started)}) -> {args.out} "
           f"({_sizes(args.out)})")

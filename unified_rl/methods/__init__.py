@@ -13,7 +13,7 @@ from ..presets import get_preset
 from ..wiring import check_hparams
 from .hooks import Critic
 from .preference import DPO, PREFERENCE
-from .table import ROWS, Row, compose
+from .table import ROWS, Row, compose, recompose
 
 _ROWS = {r.name: r.method() for r in ROWS}
 DEEPSEEKMATH = tuple(_ROWS[n] for n in ("sft", "rft", "online-rft")) + (DPO,) + tuple(
@@ -55,5 +55,5 @@ def gc_of(method, logp, mask, *, settings=None, beta=None, clip_eps=None, **tens
     return m.coefficient(step_from_tensors(logp, mask, cfg, hp=hp, **tensors))
 
 
-__all__ = ["gc_of", "METHODS", "get_method", "compose", "Row", "ROWS", "DEEPSEEKMATH", "POLICY_GRADIENT", "PREFERENCE",
+__all__ = ["gc_of", "recompose", "METHODS", "get_method", "compose", "Row", "ROWS", "DEEPSEEKMATH", "POLICY_GRADIENT", "PREFERENCE",
            "Critic", "SFT", "RFT", "ONLINE_RFT", "DPO", "PPO", "GRPO", "GRPO_PROCESS"]

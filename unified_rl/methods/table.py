@@ -17,11 +17,13 @@ method is its row, and nothing else in the package knows its name.
 | ...          | (the rows below)    |           |            |                     |                     |                 |
 """
 
-from dataclasses import dataclass, field
+import re
+from dataclasses import dataclass, field, replace
 
 from ..data import DynamicSampling, FixedDataset, FrozenPolicySamples, GreedyBaselinePairs, PolicySamples
 from ..paradigm import Method
 from ..parts import ADVANTAGES, Composition, settings_class
+from ..parts.composition import settings_fields
 from ..rewards import OverlongPenalty, OverlongReward, RewardColumns, RuleReward
 from .hooks import Critic, gae_hook, process_advantage
 
@@ -29,7 +31,8 @@ rule = RuleReward()
 
 
 def _class_name(name):
-    return "".join(w.capitalize() for w in name.replace("+", "p").replace("_", "-").split("-")) + "Config"
+    """GRPO's settings class is GrpoConfig; a recomposed one's, e.g. GrpoAdvantageRlooConfig."""
+    return "".join(w.capitalize() for w in re.split(r"[^A-Za-z0-9]+", name.replace("++", "PlusPlus")) if w) + "Config"
 
 
 def compose(advantage, policy, kl=None, aggregation="seq-mean-token-mean", *, kl_in="loss", masks=(), name=None,
@@ -51,6 +54,38 @@ def compose(advantage, policy, kl=None, aggregation="seq-mean-token-mean", *, kl
                   uses_ref=comp.kl is not None if uses_ref is None else uses_ref, init=init,
                   off_policy=bool(comp.parts["policy"].extra.get("reads_old")), hparams=hp, defaults=dict(defaults or {}),
                   paper=paper, summary=summary, composition=comp, ships_in=tuple(ships_in))
+
+
+AXES = ("advantage", "policy", "kl", "kl_in", "aggregation", "masks")
+
+
+def recompose(name=None, **axes):
+    """A Method from a row (`name`) with some of its parts replaced (`axes`: advantage, policy, kl, kl_in,
+    aggregation, masks), or, without a name, from the parts alone. `recompose("grpo", advantage="rloo")` is GRPO
+    with RLOO's baseline: its settings are its parts' (the row's where the parts keep them)."""
+    axes = {k: tuple(v) if k == "masks" else v for k, v in axes.items() if v is not None}
+    unknown = sorted(set(axes) - set(AXES))
+    if unknown:
+        raise ValueError(f"{unknown} are no axes of a composition; the axes: {', '.join(AXES)}")
+    if name is None:
+        if "advantage" not in axes or "policy" not in axes:
+            raise ValueError("a composition needs at least an advantage and a policy term (or a method to start from)")
+        return compose(**axes)
+    rows = {r.name: r for r in ROWS}
+    if name not in rows:
+        raise ValueError(f"{name!r} is not a composition of parts (the preference family is not yet); the "
+                         f"compositions: {', '.join(rows)}")
+    if not axes:
+        return rows[name].method()
+    row = rows[name]
+    if axes.get("kl") in ("none", "None"):  # no KL term
+        axes.update(kl=None, kl_in="loss")
+    changed = ",".join(f"{k}={v if k != 'masks' else '+'.join(v)}" for k, v in axes.items())
+    new = replace(row, name=f"{name}({changed})", **axes)
+    keep = {k: v for k, v in row.settings.items()
+            if k in {n for n, _, _ in settings_fields(Composition(new.advantage, new.policy, new.kl, new.kl_in,
+                                                                  tuple(new.masks)))}}
+    return replace(new, settings=keep, uses_ref=None if row.uses_ref is None or "kl" in axes else row.uses_ref).method()
 
 
 @dataclass(frozen=True)
@@ -138,5 +173,11 @@ ROWS = (
     Row("gdpo", "gdpo", "vanilla", kl="k3", reward=RewardColumns(RuleReward(), OverlongPenalty()),
         paper="GDPO, arXiv 2601.05242",
         summary="GRPO on several rewards, each normalised in its group before they are summed", ships_in=("TRL",)),
+    Row("maxrl", "maxrl", "vanilla", paper="MaxRL, Tajwar et al., arXiv 2602.02710",
+        summary="PPO's clip on (r - p) / p: a question's right answers weigh 1/p, its success rate p; no KL",
+        ships_in=("prime-rl", "SkyRL", "TRL")),
+    Row("dro", "grpo", "dro", paper="verl dro; Richemond et al., arXiv 2405.19107",
+        summary="GRPO's advantage with a quadratic pull of each token's log-ratio toward the sampler, no clip; no KL",
+        ships_in=("verl",)),
 )
 """Every reinforcement-learning method as a composition (the preference family: methods/preference.py)."""

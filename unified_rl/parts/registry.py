@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Optional
 
 AXES = ("advantage", "policy", "kl", "aggregation", "mask")
+_REFUSE = object()  # Registry.get without a default refuses an unknown name
 
 
 @dataclass(frozen=True)
@@ -60,14 +61,17 @@ class Registry(dict):
             self.aliases[a] = name
         return part
 
-    def get(self, name):
-        """The part called `name` (or an alias of it); ValueError with the nearest names otherwise."""
+    def get(self, name, default=_REFUSE):
+        """The part called `name` (or an alias of it); ValueError with the nearest names otherwise (or `default`,
+        as dict.get, where one is given)."""
         if isinstance(name, Part):
             return name
         if name in self:
             return self[name]
         if name in self.aliases:
             return self[self.aliases[name]]
+        if default is not _REFUSE:
+            return default
         known = sorted({*self, *self.aliases})
         near = difflib.get_close_matches(str(name), known, n=3)
         hint = f" (did you mean {' or '.join(map(repr, near))}?)" if near else ""

@@ -134,4 +134,10 @@ MESSAGES = {
     'method.summary.gdpo':
         ('GRPO on several rewards, each normalised in its group before they are summed',
          '多个奖励的 GRPO：每个奖励先在组内归一化，再相加'),
+    'method.summary.maxrl':
+        ("PPO's clip on (r - p) / p: a question's right answers weigh 1/p, its success rate p; no KL",
+         'PPO 的裁剪作用在 (r - p) / p 上：一个问题的正确回答按 1/p 加权，p 是它的成功率；不用 KL'),
+    'method.summary.dro':
+        ("GRPO's advantage with a quadratic pull of each token's log-ratio toward the sampler, no clip; no KL",
+         'GRPO 的优势，加上把每个 token 的对数比率拉回采样策略的二次项，不裁剪；不用 KL'),
 }

@@ -272,4 +272,13 @@ SENTENCES = {
     "norm = sum: x is the sequence log-ratio, as the paper and TRL's KTOTrainer take it, so the GC carries a "
     "factor |o|.":
         "norm = sum：x 是整个序列的对数比，和论文以及 TRL 的 KTOTrainer 一样，所以 GC 带上一个因子 |o|。",
+    # MaxRL's advantage, DRO's policy term (parts/advantages/maxrl.py, parts/policy_terms/dro.py)
+    "with one right answer in three, it gets (1 - p) / p = 2 (eps = 0)":
+        "三个回答里只有一个正确时，它得到 (1 - p) / p = 2（eps = 0）",
+    "MaxRL divides the centred reward by the group's mean (its success rate p): a hard question's right answer "
+    "weighs 1/p, the gradient of log p rather than of p.":
+        "MaxRL 把中心化的奖励除以组内均值（即成功率 p）：难题的正确回答权重为 1/p，跟随的是 log p 的梯度，而不是 p 的梯度。",
+    "The square's derivative is -beta log rho: a token whose probability rose is pushed back in proportion to how "
+    "far, with no clip and no zero.":
+        "平方项的导数是 -beta log rho：概率上升了的 token 按上升的幅度被推回，不裁剪，也不会变成零。",
 }
