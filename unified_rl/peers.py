@@ -215,27 +215,30 @@ VERL_DEFAULTS = dict(clip_ratio=0.2, clip_ratio_low=0.2, clip_ratio_high=0.2, cl
 0.2 themselves, so clip_ratio counts only where they are None, as in verl), actor.policy_loss.* (clip_cov_*,
 kl_cov_ratio, ppo_kl_coef), algorithm.* (norm_adv_by_std_in_grpo, gamma, use_kl_in_reward, kl_penalty) and
 algorithm.kl_ctrl.type / kl_coef as kl_ctrl_type / kl_coef. epsilon is compute_grpo_outcome_advantage's."""
-VERL_ESTIMATORS = {"grpo": "grpo", "rloo": "rloo", "reinforce_plus_plus": "reinforce_plus_plus",
-                   "reinforce_plus_plus_baseline": "reinforce_plus_plus", "remax": "remax", "gpg": "gpg",
-                   "opo": "opo", "grpo_passk": "grpo_passk"}
-"""verl's adv_estimator -> the advantage part (reinforce_plus_plus_baseline: reinforce_baseline='group')."""
-VERL_LOSSES = ("vanilla", "gspo", "sapo", "cispo", "geo_mean", "clip_cov", "kl_cov", "gpg")
-"""verl's policy loss_mode, each a policy part's name or alias (gpg: reinforce)."""
-VERL_AGGREGATIONS = ("token-mean", "seq-mean-token-mean", "seq-mean-token-sum", "seq-mean-token-sum-norm")
-"""verl's loss_agg_mode, each an aggregation part with verl's arithmetic (seq-mean-token-sum-norm: the batch's
-sum over L = loss_scale_factor, else the response width; without it the settings' max_len is L)."""
+VERL_ALIASES = {"reinforce_plus_plus_baseline": "reinforce_plus_plus"}
+"""verl's estimators that are a part with a setting: reinforce_plus_plus_baseline is reinforce_baseline='group'."""
 SEQ_MEAN_LOSSES = ("gspo", "sapo", "geo_mean")  # verl aggregates these by seq-mean-token-mean, whatever loss_agg_mode
 _DIFFERS = {"gae": "verl's gae whitens its advantages over the batch's tokens (masked_whiten) and the gae part "
                    "here does not"}
 
 
-def _part(registry, key, name, verl_names):
+def verl_names(registry):
+    """{verl's name: part name} of the parts of `registry` that ship in verl (their names and aliases), less those
+    whose arithmetic is not verl's (_DIFFERS); a part registered later with ships_in 'verl' maps without an edit."""
+    names = {n: p.name for p in registry.values() if "verl" in p.ships_in for n in (p.name, *p.aliases)}
+    if registry is ADVANTAGES:
+        names.update(VERL_ALIASES)
+    return {k: v for k, v in names.items() if k not in _DIFFERS}
+
+
+def _part(registry, key, name):
     if name in _DIFFERS:
         raise ValueError(f"{key}={name!r}: {_DIFFERS[name]}, so no {registry.axis} part here is verl's {name}")
-    if name not in verl_names:
+    known = verl_names(registry)
+    if name not in known:
         raise ValueError(f"{key}={name!r}: no {registry.axis} part here computes verl's {name!r} (verl's names that "
-                         f"map: {', '.join(verl_names)}; the {registry.axis} parts: {', '.join(sorted(registry))})")
-    return registry.get(verl_names[name] if isinstance(verl_names, dict) else name).name
+                         f"map: {', '.join(known)}; the {registry.axis} parts: {', '.join(sorted(registry))})")
+    return known[name]
 
 
 def _kl(c):
@@ -317,15 +320,12 @@ def from_verl(adv_estimator="grpo", loss_mode="vanilla", loss_agg_mode="token-me
     >>> from_verl("rloo", "cispo", "token-mean")[0].name
     'rloo+cispo'
     """
-    unknown = sorted(set(config) - set(VERL_DEFAULTS))
-    if unknown:
-        raise ValueError(f"from_verl does not read {unknown} (it reads {sorted(VERL_DEFAULTS)})")
     c = {**VERL_DEFAULTS, **config}
-    adv = _part(ADVANTAGES, "adv_estimator", adv_estimator, VERL_ESTIMATORS)
-    policy = _part(POLICY_TERMS, "loss_mode", loss_mode, VERL_LOSSES)
-    agg = _part(AGGREGATIONS, "loss_agg_mode", loss_agg_mode, VERL_AGGREGATIONS)
+    adv = _part(ADVANTAGES, "adv_estimator", adv_estimator)
+    policy = _part(POLICY_TERMS, "loss_mode", loss_mode)
+    agg = _part(AGGREGATIONS, "loss_agg_mode", loss_agg_mode)
     kl, kl_in, beta = _kl(c)
-    if loss_mode in SEQ_MEAN_LOSSES:
+    if policy in SEQ_MEAN_LOSSES:
         if kl is not None and kl_in == "loss" and agg != "seq-mean-token-mean":
             raise ValueError(f"verl aggregates {loss_mode}'s loss by seq-mean-token-mean and its KL loss by "
                              f"{loss_agg_mode}: a composition has one aggregation")
@@ -334,6 +334,13 @@ def from_verl(adv_estimator="grpo", loss_mode="vanilla", loss_agg_mode="token-me
     high = c["clip_ratio"] if c["clip_ratio_high"] is None else c["clip_ratio_high"]
     section, settings = _policy_settings(policy, c, low, high)
     settings = {**_advantage_settings(adv, adv_estimator, c, kl_in if kl else None), **settings, "aggregation": agg}
+    # a part's own setting, named as verl names it in the config (dro's policy_loss.dro_beta), is read as it is
+    own = {f.name for r, n in ((ADVANTAGES, adv), (POLICY_TERMS, policy)) for f in r[n].fields()} - set(settings)
+    unknown = sorted(set(config) - set(VERL_DEFAULTS) - own)
+    if unknown:
+        raise ValueError(f"from_verl does not read {unknown} (it reads {sorted(VERL_DEFAULTS)} and the chosen parts' "
+                         f"own settings {sorted(own)})")
+    settings.update({k: v for k, v in config.items() if k in own})
     L = c["loss_scale_factor"]
     if agg == "seq-mean-token-sum-norm" and L is not None:
         settings["max_len"] = float(L)
@@ -341,7 +348,7 @@ def from_verl(adv_estimator="grpo", loss_mode="vanilla", loss_agg_mode="token-me
         section["beta"] = beta
     name = "+".join(p for p in (adv, policy, kl) if p) + ("-in-reward" if kl_in == "reward" else "")
     made = compose(adv, policy, kl, agg, kl_in=kl_in, name=name, defaults=section,
-                   data_source=GreedyBaselinePairs if adv == "remax" else PolicySamples,
+                   data_source=GreedyBaselinePairs if "rows" in ADVANTAGES[adv].extra else PolicySamples,
                    paper=f"verl adv_estimator={adv_estimator}, loss_mode={loss_mode}, loss_agg_mode={loss_agg_mode}",
                    summary="a composition of parts: verl's config", ships_in=("verl",),
                    **{k: v for k, v in settings.items() if k != "aggregation"})
