@@ -144,15 +144,27 @@ def lab(tmp_path_factory):
 
 
 @pytest.fixture(scope="session")
-def browser(lab, tmp_path_factory):
-    from playwright.sync_api import sync_playwright
-
-    home = tmp_path_factory.mktemp("chromium-home")  # nothing lands in the real home folder
+def playwright_driver():
+    """The session's one playwright driver: the sync API runs one at a time in a process, so every
+    browser of the session (the lab's, the font tests', the site's) is launched from it."""
+    if not os.path.exists(CHROMIUM):
+        _missing(f"{CHROMIUM} is missing (apt-get install chromium)")
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError:
+        _missing("playwright is missing (pip install playwright)")
     pw = sync_playwright().start()
-    b = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, env={**os.environ, "HOME": str(home)})
+    yield pw
+    pw.stop()
+
+
+@pytest.fixture(scope="session")
+def browser(lab, playwright_driver, tmp_path_factory):
+    home = tmp_path_factory.mktemp("chromium-home")  # nothing lands in the real home folder
+    b = playwright_driver.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS,
+                                          env={**os.environ, "HOME": str(home)})
     yield b
     b.close()
-    pw.stop()
 
 
 @pytest.fixture
@@ -210,18 +222,10 @@ def latin_only_fonts(tmp_path_factory):
 
 
 @pytest.fixture(scope="session")
-def latin_browser(latin_only_fonts, tmp_path_factory):
+def latin_browser(playwright_driver, latin_only_fonts, tmp_path_factory):
     """Chromium on a machine without CJK fonts (`latin_only_fonts`)."""
-    if not os.path.exists(CHROMIUM):
-        _missing(f"{CHROMIUM} is missing (apt-get install chromium)")
-    try:
-        from playwright.sync_api import sync_playwright
-    except ImportError:
-        _missing("playwright is missing (pip install playwright)")
     home = tmp_path_factory.mktemp("chromium-home-latin")
-    pw = sync_playwright().start()
-    b = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS,
-                           env={**os.environ, "HOME": str(home), **latin_only_fonts["env"]})
+    b = playwright_driver.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS,
+                                          env={**os.environ, "HOME": str(home), **latin_only_fonts["env"]})
     yield b
     b.close()
-    pw.stop()

@@ -91,20 +91,13 @@ class _QuietHandler(http.server.SimpleHTTPRequestHandler):
 
 
 @pytest.fixture(scope="module")
-def chromium(site_url, tmp_path_factory, latin_only_fonts):
-    if not os.path.exists(CHROMIUM):
-        _missing(f"{CHROMIUM} is missing (apt-get install chromium)")
-    try:
-        from playwright.sync_api import sync_playwright
-    except ImportError:
-        _missing("playwright is missing (pip install playwright)")
+def chromium(site_url, tmp_path_factory, playwright_driver, latin_only_fonts):
+    """Chromium, from the session's playwright driver (tests/browser/conftest.py), seeing no CJK font."""
     home = tmp_path_factory.mktemp("chromium-home")
-    pw = sync_playwright().start()
-    browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS,
-                                 env={**os.environ, "HOME": str(home), **latin_only_fonts["env"]})
+    browser = playwright_driver.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS,
+                                                env={**os.environ, "HOME": str(home), **latin_only_fonts["env"]})
     yield browser
     browser.close()
-    pw.stop()
 
 
 def _foreign(url):
