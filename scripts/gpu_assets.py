@@ -80,7 +80,8 @@ def tree_bytes(repo):
 def travels(path, repo):
     """Whether `path` is inside the checkout `repo` and not ignored by git: then every call would carry it."""
     inside = os.path.realpath(path).startswith(os.path.realpath(repo) + os.sep)
-    return inside and subprocess.run(["git", "-C", repo, "check-ignore", "-q", os.path.realpath(path)]).returncode == 1
+    probe = os.path.join(os.path.realpath(path), MANIFEST)  # a file in it: git knows the folder is one
+    return inside and subprocess.run(["git", "-C", repo, "check-ignore", "-q", probe]).returncode == 1
 
 
 def prepare(out, gguf=None, wheels=WHEELS, parts=2, repo=None):

