@@ -133,6 +133,38 @@ def test_two_simulated_ranks_end_where_one_process_ends(name, tiny64):
     assert (gap(bad, one) > 1000 * TOLERANCE * move) == (name in ("reinforce++", "ppo"))
 
 
+def test_ktos_reference_point_is_the_whole_batchs_and_a_per_rank_one_differs():
+    """KTO's z0 is a mean over every rank's mismatched rows (step.across). Two simulated ranks, each holding half of
+    the labelled and half of the mismatched rows, built so the ranks' own means differ (0.2 and 1.0, the batch's
+    0.6, all above z0's clamp at 0): the ranks' GC rows equal one process's, and with each rank's own mean (the
+    control, World.local_normalisers) they differ by far more than round-off, by construction."""
+    import dataclasses
+    from unified_rl.paradigm import step_from_tensors
+    from unified_rl.presets import RLConfig
+    m = METHODS["kto"]
+    hp = dataclasses.replace(m.hparams, kto_beta=1.0)
+    T = 3
+    mask = torch.ones(8, T, dtype=torch.float64)
+    ref = torch.full((8, T), -2.0, dtype=torch.float64)
+    x = torch.tensor([0.3, -0.4, 0.5, 0.1, 0.1, 0.3, 0.9, 1.1], dtype=torch.float64)  # mismatched means 0.2, 1.0
+    logp = ref + x[:, None]
+    scores = torch.tensor([1., 0., 1., 0., 0., 0., 0., 0.], dtype=torch.float64)
+
+    def gc(rows, across):
+        return m.coefficient(step_from_tensors(logp[rows], mask[rows], RLConfig(), logp_ref=ref[rows],
+                                               scores=scores[rows], hp=hp, across=across))
+    whole = gc(list(range(8)), None)
+    shares = {0: [0, 1, 4, 5], 1: [2, 3, 6, 7]}  # each rank: its labelled rows, then their mismatched rows
+
+    def ranks():
+        r = distributed.current().rank
+        return gc(shares[r], distributed.across())
+    for local, same in ((False, True), (True, False)):
+        got = distributed.simulate(ranks, 2, local_normalisers=local)
+        gap = max(float((got[r] - whole[shares[r]]).abs().max()) for r in (0, 1))
+        assert (gap < 1e-12) if same else (gap > 1e-3 * float(whole.abs().max())), (local, gap)
+
+
 def test_a_simulated_rank_that_fails_stops_the_others(tiny64):
     def rank_fails():
         if distributed.current().rank == 1:
@@ -216,9 +248,13 @@ def test_a_per_rank_normaliser_fails_the_equality(launched, references, cpu_sft)
     gaps = {name: gap(torch.load(launched / f"control-{name}.pt", weights_only=True), references[name][0])
             / moved(references[name][0], cpu_sft) for name in CONTROL}
     print("control, max|dw| relative to the move:", gaps)
-    for name in ("ppo", "reinforce++", "kto"):  # measured 0.42, 1.9 and 2e-4: KTO's z0 is often clamped at 0
+    for name in ("ppo", "reinforce++"):  # measured 0.42 and 1.9: both normalise by the whole batch every step
         assert gaps[name] > 1000 * TOLERANCE, name
     assert gaps["grpo"] <= TOLERANCE
+    # KTO's z0 = max(0, mean x) is not asserted here: on samples of pi_ref the matched rows' mean log-ratio is
+    # -KL(pi_ref || pi) <= 0 in expectation, so z0 sits at its clamp on many steps and this control moved KTO by
+    # 9.7e-6 to 2e-4 of the training move, a margin set by the data. Its reduction is held by
+    # test_ktos_reference_point_is_the_whole_batchs_and_a_per_rank_one_differs, on a batch built so z0 > 0.
 
 
 @pytest.mark.slow
