@@ -72,7 +72,7 @@ def ref_vespo(c):  # VESPO (arXiv 2602.10693): sg(e^lambda W^k e^(-lambda W)) A 
 
 def ref_luspo(c):  # LUSPO (arXiv 2602.05261): GSPO's clipped sequence ratio, each sequence times |o_i|
     s = torch.exp(seq_mean(c.lp - c.old, c.m))
-    term = clipped(s, group_hat(c.r, c.G), c.hp.luspo_clip_eps, c.hp.luspo_clip_eps_high)
+    term = clipped(s, group_hat(c.r, c.G), c.hp.gspo_clip_eps, c.hp.gspo_clip_eps_high)
     return -(c.m.sum(-1) * term).mean()
 
 
@@ -162,15 +162,21 @@ def ref_gdpo(c):  # GDPO (arXiv 2601.05242): each reward normalised in its group
     return grpo_loss(c, A[:, None] * c.m)
 
 
-PEER_REFERENCE = {"sapo": ref_sapo, "vespo": ref_vespo, "luspo": ref_luspo, "gmpo": ref_gmpo,
+def ref_dro(c):  # verl's dro (compute_policy_loss_dro): A log pi - beta/2 (log pi - log pi_old)^2, per response
+    A = group_hat(c.r, c.G)[:, None]
+    return -seq_mean(A * c.lp - c.hp.dro_beta / 2 * (c.lp - c.old) ** 2, c.m).mean()
+
+
+PEER_REFERENCE = {"dro": ref_dro, "sapo": ref_sapo, "vespo": ref_vespo, "luspo": ref_luspo, "gmpo": ref_gmpo,
                   "clip-cov": ref_clip_cov, "kl-cov": ref_kl_cov, "gpg": ref_gpg, "opo": ref_opo,
                   "grpo-passk": ref_grpo_passk, "gdpo": ref_gdpo}
 
 # settings under which each update of the test batch exercises the method (the defaults are the papers')
 PEER_OVERRIDES = {  # each far from the value tests/test_step_effects.py moves it to (default * 1.5 + 0.05)
-    "luspo": {"luspo_clip_eps": 0.02, "luspo_clip_eps_high": 0.03},  # GSPO's 3e-4 clips every sequence
+    "luspo": {"gspo_clip_eps": 0.02, "gspo_clip_eps_high": 0.03},  # GSPO's 3e-4 clips every sequence
     "clip-cov": {"clip_cov_ratio": 0.02, "clip_cov_lb": 0.0, "clip_cov_ub": 0.3},  # some tokens among many
     "kl-cov": {"kl_cov_ratio": 0.2},
+    "dro": {"dro_beta": 0.5},  # a pull the second update's log-ratios feel
 }
 
 
