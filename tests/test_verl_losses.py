@@ -22,7 +22,7 @@ import torch
 from unified_rl import wiring
 from unified_rl.methods import METHODS, get_method
 from unified_rl.paradigm import Method, step_from_tensors, surrogate_loss
-from unified_rl.parts import POLICY_TERMS, compose
+from unified_rl.parts import compose
 from unified_rl.peers import from_verl
 from unified_rl.presets import get_preset
 from unified_rl.trainer import make_lab, train
@@ -294,11 +294,10 @@ CASES = {  # name: (from_verl arguments, reference loss, tolerance)
                              lambda b, lp: v_sapo(b, lp, v_passk_adv(token_rewards(b, 0.1, "k3").sum(-1), b["mask"])),
                              PLUS_1E8),
 }
-if "dro" in POLICY_TERMS:  # verl's dro (core_algos.py after b178a3cd: compute_policy_loss_dro), where its part exists
-    CASES["rloo-dro-token-mean"] = (("rloo", "dro", "token-mean", {"dro_beta": 0.3}),
-                                    lambda b, lp: v_agg(-(lp * v_rloo_adv(b["r"], b["mask"])
-                                                          - 0.15 * (lp - b["old"]) ** 2), b["mask"], "token-mean"),
-                                    EXACT)
+# verl's dro (compute_policy_loss_dro, added to core_algos.py after b178a3cd): a part that ships in verl
+CASES["rloo-dro-token-mean"] = (("rloo", "dro", "token-mean", {"dro_beta": 0.3}),
+                                lambda b, lp: v_agg(-(lp * v_rloo_adv(b["r"], b["mask"]) - 0.15 * (lp - b["old"]) ** 2),
+                                                    b["mask"], "token-mean"), EXACT)
 GROUP = {"remax": 2}  # rows in pairs: the sampled answer, then the greedy one
 
 
@@ -374,8 +373,7 @@ SLIPS = {  # a slip in the mapping, and the case that must catch it
     "rloo-cispo-as-the-cispo-row": ("rloo-cispo-token-mean", row("cispo")),
     "gpg-vanilla-as-the-gpg-row": ("gpg-vanilla", row("gpg")),
 }
-if "rloo-dro-token-mean" in CASES:
-    SLIPS["dro-beta-unread"] = ("rloo-dro-token-mean", settings(dro_beta=0.1))
+SLIPS["dro-beta-unread"] = ("rloo-dro-token-mean", settings(dro_beta=0.1))
 
 
 @pytest.mark.parametrize("slip", list(SLIPS))
