@@ -1,11 +1,11 @@
 """The methods and GRPO options TRL and verl ship, each against an independent computation.
 
-- the oracle: autograd of each objective (objectives/options.py, ratio_shapes.py, baselines.py) equals the
-  gradient of eq 5's surrogate with the coefficient, on ragged random float64 batches, on- and off-policy,
-  over every combination of GRPO's options;
-- GRPO's options at their defaults are eq 21 bit for bit (coefficients.grpo);
+- the oracle: autograd of each composition's objective (each part's objective term, written from its paper)
+  equals the gradient of eq 5's surrogate with its coefficient (each part's tensor function), on ragged random
+  float64 batches, on- and off-policy, over every combination of GRPO's options and every aggregation;
+- GRPO's options at their defaults are eq 19-21 as printed (objectives.paper.grpo);
 - the advantages against their definitions, written out here;
-- the derivations against the coefficients, and wrong hand forms that must fail;
+- the derivations against the parts' coefficients, and wrong hand forms that must fail;
 - what the sampler records (budget, ended, entropy) against a recomputation, and the overlong penalty that
   reads it (a batch from two budgets: each row against its own);
 - the mapping to TRL's config and back.
@@ -16,6 +16,7 @@ import dataclasses
 import doctest
 import itertools
 import math
+import sys
 
 import numpy as np
 import pytest
@@ -23,11 +24,11 @@ import sympy as sp
 import torch
 from hypothesis import given, settings, strategies as st
 
-from unified_rl import advantages as A, coefficients as C, objectives as O, paradigm as P, peers
-from unified_rl.coefficients import baselines as CB, options as CO, ratio_shapes as CR
+from unified_rl import advantages as A, objectives as O, paradigm as P, peers
 from unified_rl.derivations import check, derive
-from unified_rl.derivations import options as DO
-from unified_rl.methods import METHODS, POLICY_GRADIENT
+from unified_rl.derivations.core import EPS_HIGH, EPS_LOW
+from unified_rl.methods import METHODS, POLICY_GRADIENT, gc_of
+from unified_rl.parts import AGGREGATIONS, KL_TERMS, POLICY_TERMS, REGISTRIES, View, compose
 from unified_rl.presets import get_preset
 from unified_rl.rewards import OverlongReward, overlong_penalty
 from unified_rl.rewards import policy_gradient as RP
@@ -36,6 +37,7 @@ from unified_rl.trainer import make_lab
 
 TOL = 1e-10
 NEW = ("sapo", "vespo", "luspo", "gmpo", "clip-cov", "kl-cov", "gpg", "opo", "grpo-passk", "gdpo")
+LEVELS = ("token", "sequence")
 
 
 def make(seed, G=4, n_groups=3, T=7, spread=0.4):
@@ -60,131 +62,143 @@ def diff(J, coef, d):
     return (gJ - gS).abs().max().item()
 
 
+def step(d, m, old=None, beta=0.04, hp=None, scores=None, **kw):
+    cfg = dataclasses.replace(get_preset("cpu").rl, beta=beta, clip_eps=0.2)
+    return P.step_from_tensors(d["lp"], d["mask"], cfg, logp_ref=d["ref"], logp_old=old,
+                               scores=d["r"] if scores is None else scores, group_size=d["G"],
+                               hp=m.hparams if hp is None else hp, **kw)
+
+
+def oracle_diff(m, d, old=None, hp=None, scale=1.0, **kw):
+    """max |grad J - grad surrogate| of Method m's objective and (scale times) its coefficient on batch d."""
+    s = step(d, m, old, hp=hp, **kw)
+    return diff(m.objective(s), scale * m.coefficient(s), d)
+
+
 OPTIONS = st.fixed_dictionaries({
-    "scale_rewards": st.sampled_from(A.SCALES), "level": st.sampled_from(CO.LEVELS),
-    "aggregation": st.sampled_from(C.AGGREGATIONS), "kl_ratio": st.booleans(),
+    "scale_rewards": st.sampled_from(A.SCALES), "importance_sampling_level": st.sampled_from(LEVELS),
+    "aggregation": st.sampled_from(sorted(AGGREGATIONS)), "use_bias_correction_kl": st.booleans(),
     "delta": st.sampled_from([None, 1.1, 1.4]), "clip_eps_high": st.sampled_from([None, 0.28]),
-    "truncated": st.booleans(), "top_entropy_quantile": st.sampled_from([1.0, 0.43, 0.2]),
-    "off_policy_mask_threshold": st.sampled_from([None, 0.0, 0.05]), "eps": st.sampled_from([1e-6, 1e-4])})
+    "mask_truncated_completions": st.booleans(), "top_entropy_quantile": st.sampled_from([1.0, 0.43, 0.2]),
+    "off_policy_mask_threshold": st.sampled_from([None, 0.0, 0.05]), "adv_eps": st.sampled_from([1e-6, 1e-4])})
 
 
 @settings(max_examples=120, deadline=None)
 @given(st.integers(0, 10 ** 6), OPTIONS, st.booleans(), st.floats(0.0, 0.2))
 def test_grpo_options_oracle(seed, opts, off_policy, beta):
     d = make(seed)
-    opts = {**opts, "truncated": d["truncated"] if opts["truncated"] else None}
-    old = d["old"] if off_policy else d["lp"].detach()
-    kw = dict(entropy=d["entropy"], max_len=5.0, **opts)
-    J = O.grpo_options(d["lp"], old, d["ref"], d["r"], d["G"], d["mask"], beta, 0.2, **kw)
-    coef = C.grpo_options(d["r"], d["G"], d["lp"], d["ref"], d["mask"], beta, logp_old=old, clip_eps=0.2, **kw)
-    assert diff(J, coef, d) < TOL
+    m = METHODS["grpo"]
+    hp = dataclasses.replace(m.hparams, max_len=5.0, **opts)
+    s = step(d, m, d["old"] if off_policy else None, beta, hp, truncated=d["truncated"], entropy=d["entropy"])
+    assert diff(m.objective(s), m.coefficient(s), d) < TOL
 
 
-def test_grpo_options_at_the_defaults_are_eq_21_bit_for_bit():
+def test_grpo_at_its_defaults_is_eq_19_as_printed():
+    """The grpo row with every option at its default: eq 19-21 written out (objectives.paper), on and off policy."""
     for seed in range(5):
         d = make(seed)
         for old in (None, d["old"]):
-            a = C.grpo(d["r"], d["G"], d["lp"], d["ref"], d["mask"], 0.04,
-                       **({} if old is None else dict(logp_old=old, clip_eps=0.2)))
-            b = C.grpo_options(d["r"], d["G"], d["lp"], d["ref"], d["mask"], 0.04, logp_old=old, clip_eps=0.2)
-            assert torch.equal(a, b)
+            J = O.grpo(d["lp"], d["lp"].detach() if old is None else old, d["ref"], d["r"], d["G"], d["mask"],
+                       0.04, 0.2)
+            assert diff(J, METHODS["grpo"].coefficient(step(d, METHODS["grpo"], old)), d) < TOL
     d = make(0)  # the negative control: one option away from the default changes it
-    b = C.grpo_options(d["r"], d["G"], d["lp"], d["ref"], d["mask"], 0.04, logp_old=d["old"], delta=1.05)
-    assert not torch.equal(C.grpo(d["r"], d["G"], d["lp"], d["ref"], d["mask"], 0.04, logp_old=d["old"],
-                                  clip_eps=0.2), b)
+    hp = dataclasses.replace(METHODS["grpo"].hparams, delta=1.05)
+    J = O.grpo(d["lp"], d["old"], d["ref"], d["r"], d["G"], d["mask"], 0.04, 0.2)
+    assert diff(J, METHODS["grpo"].coefficient(step(d, METHODS["grpo"], d["old"], hp=hp)), d) > 1e-6
 
 
-def _new_pairs(d, old, agg):
-    """(objective, coefficient) of each ratio-shape and baseline function on the same inputs."""
-    G, m, lp = d["G"], d["mask"], d["lp"]
-    adv = A.group_relative(d["r"], G)[:, None].double() * m
-    kw = dict(aggregation=agg, group_size=G, max_len=4.0)
+def peer_compositions(agg):
+    """The ratio shapes and baselines TRL and verl ship, each composed with aggregation `agg` (L = 4)."""
+    kw = dict(aggregation=agg, max_len=4.0)
     return {
-        "sapo": (O.sapo(lp, old, adv, m, 0.7, 1.6, **kw), C.sapo(adv, lp, old, m, 0.7, 1.6, **kw)),
-        "vespo": (O.vespo(lp, old, adv, m, 2.5, 1.5, 3.5, 2.5, **kw), C.vespo(adv, lp, old, m, 2.5, 1.5, 3.5, 2.5, **kw)),
-        "gmpo": (O.gmpo(lp, old, adv, m, 0.1, 0.15), C.gmpo(adv, lp, old, m, 0.1, 0.15)),
-        "clip_cov": (O.clip_cov(lp, old, adv, m, 0.2, 0.28, 0.3, -0.5, 0.5, 11, **kw),
-                     C.clip_cov(adv, lp, old, m, 0.2, 0.28, 0.3, -0.5, 0.5, seed=11, **kw)),
-        "kl_cov": (O.kl_cov(lp, old, adv, m, 0.2, 0.7, **kw), C.kl_cov(adv, lp, old, m, 0.2, 0.7, **kw)),
-        "gpg": (O.gpg(lp, d["r"], G, m, "nonzero-reward", agg, 4.0),
-                C.gpg(d["r"], G, m, count="nonzero-reward", aggregation=agg, max_len=4.0)),
-        "opo": (O.opo(lp, d["r"], G, m, agg, 4.0, logp_old=old, clip_eps=0.2),
-                C.opo(d["r"], G, m, logp=lp, logp_old=old, clip_eps=0.2, aggregation=agg, max_len=4.0)),
+        "sapo": compose("grpo", "sapo", sapo_tau_pos=0.7, sapo_tau_neg=1.6, **kw),
+        "vespo": compose("grpo", "vespo", vespo_k_pos=2.5, vespo_lambda_pos=1.5, vespo_k_neg=3.5,
+                         vespo_lambda_neg=2.5, **kw),
+        "gmpo": compose("grpo", "geo_mean", gmpo_clip_eps=0.1, gmpo_clip_eps_high=0.15, **kw),
+        "clip_cov": compose("grpo", "clip_cov", clip_cov_ratio=0.3, clip_cov_lb=-0.5, clip_cov_ub=0.5, **kw),
+        "kl_cov": compose("grpo", "kl_cov", kl_cov_ratio=0.2, kl_cov_coef=0.7, **kw),
+        "gpg": compose("gpg", "reinforce", gpg_count="nonzero-reward", **kw),
+        "opo": compose("opo", "vanilla", **kw),
+        "dro": compose("grpo", "dro", dro_beta=0.3, **kw),
     }
 
 
-@pytest.mark.parametrize("agg", C.AGGREGATIONS)
+@pytest.mark.parametrize("agg", sorted(AGGREGATIONS))
 def test_ratio_shape_and_baseline_oracles(agg):
     for seed, off_policy in itertools.product(range(6), (False, True)):
         d = make(seed)
-        old = d["old"] if off_policy else d["lp"].detach()
-        for name, (J, coef) in _new_pairs(d, old, agg).items():
-            assert diff(J, coef, d) < TOL, (name, seed, off_policy)
+        for name, m in peer_compositions(agg).items():
+            assert oracle_diff(m, d, d["old"] if off_policy else None) < TOL, (name, seed, off_policy)
 
 
 def test_a_wrong_coefficient_fails_each_oracle():
     """Negative controls: each coefficient scaled by 1.01, or with its clip or gate changed, fails its oracle."""
     d = make(3)
-    pairs = _new_pairs(d, d["old"], "batch-token-mean")
-    for name, (J, coef) in pairs.items():
-        assert diff(J, 1.01 * coef, d) > 1e-6, name
-    adv = A.group_relative(d["r"], d["G"])[:, None].double() * d["mask"]
-    J = O.gmpo(d["lp"], d["old"], adv, d["mask"], 0.1, 0.15)
-    assert diff(J, C.gmpo(adv, d["lp"], d["old"], d["mask"], 0.15, 0.1), d) > 1e-6  # clip sides swapped
-    J = O.sapo(d["lp"], d["old"], adv, d["mask"], 0.7, 1.6)
-    assert diff(J, C.sapo(adv, d["lp"], d["old"], d["mask"], 1.6, 0.7), d) > 1e-6  # temperatures swapped
+    parts = peer_compositions("token-mean")
+    for name, m in parts.items():
+        assert oracle_diff(m, d, d["old"], scale=1.01) > 1e-6, name
+    gmpo, sapo = parts["gmpo"], parts["sapo"]
+    swapped = dataclasses.replace(gmpo.hparams, gmpo_clip_eps=0.15, gmpo_clip_eps_high=0.1)  # clip sides swapped
+    s = step(d, gmpo, d["old"])
+    assert diff(gmpo.objective(s), gmpo.coefficient(step(d, gmpo, d["old"], hp=swapped)), d) > 1e-6
+    swapped = dataclasses.replace(sapo.hparams, sapo_tau_pos=1.6, sapo_tau_neg=0.7)  # temperatures swapped
+    s = step(d, sapo, d["old"])
+    assert diff(sapo.objective(s), sapo.coefficient(step(d, sapo, d["old"], hp=swapped)), d) > 1e-6
+
+
+def two_columns(d):
+    return torch.stack([d["r"], -torch.rand(len(d["r"]), generator=d["g"], dtype=torch.float64)], -1)
 
 
 def test_every_new_method_through_its_step_matches_its_objective():
-    cfg = get_preset("cpu").rl
-    for name in NEW + ("grpo", "cispo", "reinforce++"):
+    for name in NEW + ("grpo", "cispo", "reinforce++", "dro"):
         m = METHODS[name]
         for off_policy in (False, True):
             d = make(5)
-            scores = torch.stack([d["r"], -torch.rand(len(d["r"]), generator=d["g"], dtype=torch.float64)], -1) \
-                if name == "gdpo" else d["r"]
-            step = P.step_from_tensors(d["lp"], d["mask"], cfg, logp_ref=d["ref"], scores=scores, group_size=d["G"],
-                                       logp_old=d["old"] if off_policy else None, hp=m.hparams,
-                                       truncated=d["truncated"], entropy=d["entropy"])
-            assert diff(m.objective(step), m.coefficient(step), d) < TOL, name
+            scores = two_columns(d) if name == "gdpo" else None
+            assert oracle_diff(m, d, d["old"] if off_policy else None, scores=scores, truncated=d["truncated"],
+                               entropy=d["entropy"]) < TOL, name
 
 
 def test_every_new_method_gives_zero_where_a_group_carries_no_signal():
-    cfg = get_preset("cpu").rl
     d = make(2)
-    for name in NEW + ("grpo", "cispo"):
+    for name in NEW + ("grpo", "cispo", "dro"):
         m = METHODS[name]
         flat = torch.zeros(len(d["r"]), 2 if name == "gdpo" else 1, dtype=torch.float64).squeeze(-1)
-        step = P.step_from_tensors(d["lp"], d["mask"], cfg, logp_ref=d["lp"].detach(), scores=flat,
-                                   group_size=d["G"], hp=m.hparams)
-        coef = m.coefficient(step)
+        s = P.step_from_tensors(d["lp"], d["mask"], get_preset("cpu").rl, logp_ref=d["lp"].detach(), scores=flat,
+                                group_size=d["G"], hp=m.hparams)
+        coef = m.coefficient(s)
         assert torch.isfinite(coef).all() and (coef == 0).all(), name
 
 
-def test_the_new_modules_doctests():
-    import unified_rl.methods.options as MO
-    for mod in (CO, CR, CB, A, peers, RP, MO):
+def test_the_part_pages_and_peers_doctests():
+    pages = {sys.modules[p.gc.__module__] for r in REGISTRIES.values() for p in r.values()}
+    for mod in sorted(pages | {A, peers, RP}, key=lambda m: m.__name__):
         assert doctest.testmod(mod).failed == 0, mod.__name__
+    assert len(pages) >= 10  # every page of the parts, not a few modules
 
 
 def test_bad_options_are_named():
     d = make(1)
-    args = (d["r"], d["G"], d["lp"], d["ref"], d["mask"], 0.04)
-    for kw, match in ((dict(scale_rewards="std"), "scale_rewards"), (dict(level="word"), "importance_sampling_level"),
-                      (dict(aggregation="sum"), "aggregation"), (dict(top_entropy_quantile=0.5), "entropy"),
-                      (dict(top_entropy_quantile=1.5, entropy=d["entropy"]), "top_entropy_quantile"),
-                      (dict(truncated=torch.zeros(3, dtype=torch.bool)), "truncated"), (dict(delta=float("nan")), "delta")):
+    hp = METHODS["grpo"].hparams
+    for kw, match in ((dict(scale_rewards="std"), "scale_rewards"), (dict(importance_sampling_level="word"),
+                                                                      "importance_sampling_level"),
+                      (dict(aggregation="sum"), "aggregation"), (dict(aggregation="batch-token-mean"), "token-mean")):
         with pytest.raises(ValueError, match=match):
-            C.grpo_options(*args, **kw)
+            dataclasses.replace(hp, **kw)
+    args = (d["lp"], d["mask"])
+    tensors = dict(logp_ref=d["ref"], scores=d["r"], group_size=d["G"], beta=0.04)
+    for kw, extra, match in ((dict(top_entropy_quantile=0.5), {}, "entropy"),
+                             (dict(top_entropy_quantile=1.5), dict(entropy=d["entropy"]), "top_entropy_quantile"),
+                             (dict(mask_truncated_completions=True), dict(truncated=torch.zeros(3, dtype=torch.bool)),
+                              "truncated"), (dict(delta=float("nan")), dict(logp_old=d["old"]), "delta"),
+                             (dict(mask_truncated_completions=True), {}, "rows it cut")):
+        with pytest.raises(ValueError, match=match):
+            gc_of("grpo", *args, settings=kw, **{**tensors, **extra})
     with pytest.raises(ValueError, match="logp_ref"):
-        C.grpo_options(d["r"], d["G"], d["lp"], None, d["mask"], 0.04)
+        gc_of("grpo", *args, **{**tensors, "logp_ref": None})
     with pytest.raises(ValueError, match="temperatures"):
-        C.sapo(d["r"][:, None] * d["mask"], d["lp"], d["old"], d["mask"], 0.0)
-    step = P.step_from_tensors(d["lp"], d["mask"], get_preset("cpu").rl, logp_ref=d["ref"], scores=d["r"],
-                               group_size=d["G"],
-                               hp=dataclasses.replace(METHODS["grpo"].hparams, mask_truncated_completions=True))
-    with pytest.raises(ValueError, match="rows it cut"):
-        METHODS["grpo"].coefficient(step)
+        gc_of("sapo", *args, settings=dict(sapo_tau_pos=0.0), scores=d["r"], group_size=d["G"])
 
 
 # ---------------------------------------------------------------- the advantages, from their definitions
@@ -218,30 +232,41 @@ def test_advantages_against_their_definitions():
 
 # ---------------------------------------------------------------- derivations against the coefficients
 
-def test_the_new_derivations_match_the_coefficients():
+def one_response(lp, old, ref=None, **settings_):
+    """A View of one response (the given token log-probs) under a grpo composition's settings."""
+    t = lambda x: torch.tensor(np.asarray([x]), dtype=torch.float64)  # noqa: E731
+    m = compose("grpo", "vanilla", "k3", **settings_)
+    cfg = dataclasses.replace(get_preset("cpu").rl, beta=0.3)
+    s = P.step_from_tensors(t(lp), torch.ones(1, len(lp), dtype=torch.float64), cfg, logp_old=t(old),
+                            logp_ref=None if ref is None else t(ref), scores=torch.zeros(1), hp=m.hparams)
+    return View.of(s, m.hparams)
+
+
+def policy_gc(name, v, adv, **settings_):
+    hp = compose("grpo", name, **settings_).hparams
+    return POLICY_TERMS[name].gc(dataclasses.replace(v, hp=hp), torch.full_like(v.mask, adv), v.mask)
+
+
+def test_the_new_derivations_match_the_part_coefficients():
     rng = np.random.default_rng(0)
-    d = derive("sapo", 2)
     lp, old = rng.normal(size=2), rng.normal(size=2) * 0.3
-    gc = d.evaluate(adv=0.8, logp=lp, logp_old=old, tau=1.3)
-    want = C.sapo(torch.full((1, 2), 0.8, dtype=torch.float64), torch.tensor([lp]), torch.tensor([old]),
-                  torch.ones(1, 2, dtype=torch.float64), 1.3, 1.3)
-    np.testing.assert_allclose(gc, want.flatten().numpy(), rtol=1e-12)
-    d = derive("vespo", 2)
-    gc = d.evaluate(adv=-0.5, logp=lp, logp_old=old, k=3.0, **{"lambda": 2.0})
-    want = C.vespo(torch.full((1, 2), -0.5, dtype=torch.float64), torch.tensor([lp]), torch.tensor([old]),
-                   torch.ones(1, 2, dtype=torch.float64), 9.0, 9.0, 3.0, 2.0, aggregation="seq-mean-token-mean")
-    np.testing.assert_allclose(gc, want.flatten().numpy(), rtol=1e-12)
-    d = derive("opo", 1)  # responses of 1 and 2 tokens
-    m = torch.tensor([[1., 0.], [1., 1.]], dtype=torch.float64)
-    np.testing.assert_allclose(d.evaluate(rewards=[1.0, 0.0], logp=np.zeros(3)),
-                               C.opo(torch.tensor([1., 0.], dtype=torch.float64), 2, m)[m.bool()].numpy(), rtol=1e-12)
-    d = derive("grpo_sequence_kl_ratio", 3)
+    v = one_response(lp, old)
+    gc = derive("sapo", 2).evaluate(adv=0.8, logp=lp, logp_old=old, tau=1.3)
+    np.testing.assert_allclose(gc, policy_gc("sapo", v, 0.8, sapo_tau_pos=1.3, sapo_tau_neg=1.3).flatten(), rtol=1e-12)
+    gc = derive("vespo", 2).evaluate(adv=-0.5, logp=lp, logp_old=old, k=3.0, **{"lambda": 2.0})
+    want = policy_gc("vespo", v, -0.5, vespo_k_pos=9.0, vespo_lambda_pos=9.0, vespo_k_neg=3.0, vespo_lambda_neg=2.0)
+    np.testing.assert_allclose(gc, want.flatten(), rtol=1e-12)
+    m = torch.tensor([[1., 0.], [1., 1.]], dtype=torch.float64)  # OPO: responses of 1 and 2 tokens
+    want = gc_of("opo", torch.zeros(2, 2, dtype=torch.float64), m, scores=torch.tensor([1., 0.], dtype=torch.float64),
+                 group_size=2)
+    np.testing.assert_allclose(derive("opo", 1).evaluate(rewards=[1.0, 0.0], logp=np.zeros(3)), want[m.bool()],
+                               rtol=1e-12)
     lp, old, ref = (rng.normal(size=3) for _ in range(3))
-    gc = d.evaluate(logp=lp, logp_old=old, logp_ref=ref, beta=0.3)
-    t = lambda x: torch.tensor([x], dtype=torch.float64)  # noqa: E731
-    ratio = CO.ratio_of(t(lp), t(old), torch.ones(1, 3, dtype=torch.float64), "sequence")
-    want = CO.kl_term(t(lp), t(ref), torch.ones(1, 3, dtype=torch.float64), 0.3, ratio)
-    np.testing.assert_allclose(gc, want.flatten().numpy(), rtol=1e-12)
+    gc = derive("grpo_sequence_kl_ratio", 3).evaluate(logp=lp, logp_old=old, logp_ref=ref, beta=0.3)
+    v = one_response(lp, old, ref, use_bias_correction_kl=True, importance_sampling_level="sequence")
+    np.testing.assert_allclose(gc, KL_TERMS["k3"].gc(v).flatten(), rtol=1e-12)
+    v = one_response(lp, old, ref, use_bias_correction_kl=True)  # the control: the token ratio is another GC
+    assert not np.allclose(gc, KL_TERMS["k3"].gc(v).flatten(), rtol=1e-6)
 
 
 def test_wrong_derivations_fail():
@@ -250,7 +275,7 @@ def test_wrong_derivations_fail():
     l, lo = two.symbols["logp"], two.symbols["logp_old"]
     a = two.symbols["adv"]
     r = sp.exp(l[0] - lo[0])
-    plain = sp.Piecewise((0, ((a > 0) & (r > 1 + DO.EPS_HIGH)) | ((a < 0) & (r < 1 - DO.EPS_LOW))), (r * a, True))
+    plain = sp.Piecewise((0, ((a > 0) & (r > 1 + EPS_HIGH)) | ((a < 0) & (r < 1 - EPS_LOW))), (r * a, True))
     sapo = derive("sapo", 1)
     gmpo = derive("gmpo", 1)
     for d, hand in ((two, (plain,)), (sapo, (sapo.symbols["adv"] * sp.exp(sapo.symbols["logp"][0]),)),
@@ -306,21 +331,26 @@ def test_the_overlong_penalty_reads_each_rows_budget(lab):
 # ---------------------------------------------------------------- the maps
 
 def test_to_trl_and_from_trl_agree():
-    for name, over in (("grpo", {}), ("grpo", {"aggregation": "batch-token-mean", "delta": 1.5, "adv_eps": 1e-4}),
+    for name, over in (("grpo", {}), ("grpo", {"aggregation": "token-mean", "delta": 1.5, "adv_eps": 1e-4}),
+                       ("grpo", {"aggregation": "group-token-mean"}),
                        ("grpo", {"scale_rewards": "none", "aggregation": "constant", "max_len": 64.0}),
-                       ("grpo", {"importance_sampling_level": "sequence", "aggregation": "constant", "max_len": 1.0}),
-                       ("cispo", {"aggregation": "batch-token-mean"}), ("sapo", {}), ("vespo", {})):
+                       ("grpo", {"importance_sampling_level": "sequence", "aggregation": "seq-mean-token-sum"}),
+                       ("luspo", {}), ("cispo", {"aggregation": "token-mean"}), ("sapo", {}), ("vespo", {})):
         out = peers.to_trl(name, **over)
         back, settings_ = peers.from_trl(**{k: v for k, v in out.config.items() if k in peers.TRL_DEFAULTS})
         hp = dataclasses.replace(METHODS[name].hparams, **{k: v for k, v in over.items()
                                                            if hasattr(METHODS[name].hparams, k)})
-        assert back == name
+        assert back == name, (name, over, back)
         for k, v in settings_.items():
             if hasattr(hp, k) and k != "adv_eps" and (k != "max_len" or hp.aggregation == "constant"):
                 assert getattr(hp, k) == v or (k == "clip_eps_high" and getattr(hp, k) is None), (name, k)
         assert any("1e-4" in x for x in out.differences) == (over.get("adv_eps", 1e-6) != 1e-4)
     with pytest.raises(ValueError, match="no GRPOConfig"):
         peers.to_trl("ppo")
+    with pytest.raises(ValueError, match="no TRL loss_type"):
+        peers.to_trl("grpo", aggregation="seq-mean-token-sum-norm")
+    with pytest.raises(ValueError, match="requires importance_sampling_level"):
+        peers.to_trl("grpo", aggregation="seq-mean-token-sum")
 
 
 def test_every_policy_gradient_method_is_listed_by_the_cli(capsys):
