@@ -9,7 +9,7 @@ later appears in `left_out` without an edit here (tests/test_nb_peers.py).
 
 from unified_rl import peers
 from unified_rl.course.i18n import t
-from unified_rl.methods import METHODS
+from unified_rl.methods import get_method
 from unified_rl.presets import get_preset
 
 TRL_BASE = {"loss_type": "grpo"}  # an option row: what it changes from TRL's loss_type="grpo"
@@ -53,23 +53,25 @@ VERL = (  # ((adv_estimator, loss_mode, loss_agg_mode), the GC's key)
 )
 
 
-def _settings_of(name, overrides):
-    """`overrides` minus what a run of `name` has anyway (its hparams' and the cpu preset's defaults), minus the
-    settings that change nothing here (L outside the constant aggregation, an upper clip equal to the lower)."""
-    hp, rl = METHODS[name].hparams, get_preset("cpu").rl
+def _settings_of(method, overrides):
+    """`overrides` minus what a run of `method` (a name, or a composed Method) has anyway (its hparams' and the cpu
+    preset's defaults), minus the settings that change nothing here (L outside the aggregations that read it, an
+    upper clip equal to the lower)."""
+    hp, rl = get_method(method).hparams, get_preset("cpu").rl
     shown = {}
     for k, v in overrides.items():
         if (hasattr(hp, k) and getattr(hp, k) == v) or (hasattr(rl, k) and getattr(rl, k) == v):
             continue
         shown[k] = v
-    if shown.get("aggregation", getattr(hp, "aggregation", None)) != "constant":
+    if shown.get("aggregation", getattr(hp, "aggregation", None)) not in ("constant", "seq-mean-token-sum-norm"):
         shown.pop("max_len", None)
     if shown.get("clip_eps_high") == overrides.get("clip_eps", rl.clip_eps):
         shown.pop("clip_eps_high")
     return shown
 
 
-def _cell(name, settings):
+def _cell(method, settings):
+    name = get_method(method).name  # a row's name, or a composition's (e.g. rloo+cispo)
     return f"`{name}`" + ("" if not settings else ": " + ", ".join(f"`{k}={v!r}`" for k, v in settings.items()))
 
 
