@@ -17,7 +17,7 @@ def test_tiny_run_writes_every_arm(tmp_path):
     result = policy_family.run("tiny", str(tmp_path), seeds=1, progress=False)
     with open(os.path.join(tmp_path, "policy-family.json")) as f:
         on_disk = json.load(f)
-    labels = ["grpo", "dapo", "remax", "dr-grpo (token-mean)"]
+    labels = ["grpo", "dapo", "remax", "dr-grpo (group-token-mean)"]
     assert on_disk["arms"] == result["arms"] == labels
     assert os.path.exists(os.path.join(tmp_path, "policy-family.png"))
     for label in labels:
@@ -26,6 +26,20 @@ def test_tiny_run_writes_every_arm(tmp_path):
         assert 0 <= row["zero_gc_frac"]["mean"] <= 1
     assert result["table"]["dapo"]["samples_per_step"]["mean"] >= result["rows_per_step"]
     assert "provenance" in on_disk and EXPERIMENTS["policy-family"] is policy_family.run
+    assert on_disk["aggregation_names"] == "verl" and policy_family.arm_label(on_disk, labels[-1]) == labels[-1]
+
+
+def test_the_shipped_result_is_read_in_todays_aggregation_names():
+    """The shipped run was written when token-mean named each question's token mean: its arm is group-token-mean's."""
+    from unified_rl.experiments import common
+
+    r = common.load_shipped("policy-family")
+    assert policy_family.arm_label(r, "dr-grpo (group-token-mean)") == "dr-grpo (token-mean)"
+    assert policy_family.arm_label(r, "dr-grpo (token-mean)") is None  # the batch's token mean: not run then
+    assert policy_family.arm_label(r, "dr-grpo (seq-mean-token-mean)") == "dr-grpo (seq-mean-token-mean)"
+    assert policy_family.budget_of(r).aggregation_arms == ("seq-mean-token-mean", "group-token-mean")
+    now = {**r, "aggregation_names": "verl"}  # the control: a result in today's names is read as it is
+    assert policy_family.arm_label(now, "dr-grpo (token-mean)") == "dr-grpo (token-mean)"
 
 
 @pytest.mark.slow  # an end-to-end run of the peers' comparison at the tiny preset

@@ -7,7 +7,7 @@ per step (prompts_per_step x group_size; ReMax spends half of them on greedy bas
 dynamic sampling draws more, and the result says how many). Each batch is used for `epochs`
 updates, so that on the second pi_old != pi_theta and the ratio-based parts (clips, GSPO's sequence
 ratio, CISPO's weights) act at all. Two more arms isolate Dr. GRPO's two changes: its advantage
-(no std) with GRPO's seq-mean-token-mean and with DAPO's token-mean.
+(no std) with GRPO's seq-mean-token-mean and with DAPO's group-token-mean (each question's tokens).
 
 Measured: held-out greedy accuracy; the mean response length over training (Dr. GRPO's length bias);
 the length of right and wrong answers sampled from the final policy; how often the clip bound
@@ -41,7 +41,7 @@ class Budget:
     """updates per batch: 2 lets pi_old differ from pi_theta on the second, so clips can act"""
     methods: tuple = ("grpo", "dr-grpo", "dapo", "gspo", "cispo", "rloo", "reinforce++", "remax")
     """the methods compared, each as METHODS defines it"""
-    aggregation_arms: tuple = ("seq-mean-token-mean", "token-mean")
+    aggregation_arms: tuple = ("seq-mean-token-mean", "group-token-mean")
     """extra Dr. GRPO arms with these aggregations (its own is the constant normaliser)"""
     n_test: int = 500
     """held-out questions for greedy accuracy"""
@@ -63,9 +63,15 @@ PEER_BUDGETS = {
 BUDGETS = {
     "cpu": Budget(),
     "gpu": Budget(rl_steps=150, n_test=1000, length_questions=256),
-    "tiny": Budget(rl_steps=2, epochs=2, methods=("grpo", "dapo", "remax"), aggregation_arms=("token-mean",),
+    "tiny": Budget(rl_steps=2, epochs=2, methods=("grpo", "dapo", "remax"), aggregation_arms=("group-token-mean",),
                    n_test=8, length_questions=4, length_samples=2),
 }
+
+OLD_AGGREGATIONS = {"token-mean": "group-token-mean"}
+"""What an aggregation arm's name meant in a result written before the aggregations took verl's names (one without
+"aggregation_names": "verl"), and its name now. The shipped results/policy-family-cpu.json is one: its arm
+"dr-grpo (token-mean)" averaged over each question's tokens, group-token-mean now (token-mean is the batch's). A
+shipped result is read as it was written; arm_label and budget_of map its labels."""
 
 
 def arms(b):
@@ -73,6 +79,31 @@ def arms(b):
     out = [(name, name, {}) for name in b.methods]
     out += [(f"dr-grpo ({agg})", "dr-grpo", {"aggregation": agg}) for agg in b.aggregation_arms]
     return out
+
+
+def _renamed(agg, result):
+    """`agg` (a name now) as `result` spells it, or None where that result could not have run it."""
+    if result.get("aggregation_names") == "verl":
+        return agg
+    if agg in OLD_AGGREGATIONS:  # that old name meant another aggregation: no arm of this one
+        return None
+    return {new: old for old, new in OLD_AGGREGATIONS.items()}.get(agg, agg)
+
+
+def arm_label(result, label):
+    """The label under which `result` holds the arm called `label` now (an older result's own label), or None."""
+    if label.startswith("dr-grpo (") and label.endswith(")"):
+        old = _renamed(label[len("dr-grpo ("):-1], result)
+        label = None if old is None else f"dr-grpo ({old})"
+    return label if label in result["arms"] else None
+
+
+def budget_of(result):
+    """The Budget a result was run with, its aggregation arms in today's names."""
+    b = {k: tuple(v) if isinstance(v, list) else v for k, v in result["budget"].items()}
+    if result.get("aggregation_names") != "verl":
+        b["aggregation_arms"] = tuple(OLD_AGGREGATIONS.get(a, a) for a in b.get("aggregation_arms", ()))
+    return Budget(**b)
 
 
 @torch.no_grad()
@@ -141,7 +172,7 @@ def summarise(per_seed, preset, b, seeds, seconds, name="policy-family"):
     labels = [label for label, _, _ in arms(b)]
     rows_per_step = preset.rl.prompts_per_step * preset.rl.group_size
     result = {"experiment": name, "preset": preset.name, "seeds": seeds, "budget": asdict(b),
-              "arms": labels, "rows_per_step": rows_per_step,
+              "arms": labels, "rows_per_step": rows_per_step, "aggregation_names": "verl",
               "sft": common.stats([r["sft"] for r in per_seed]),
               "sft_lengths": {k: _stats([r["sft_lengths"][k] for r in per_seed]) for k in ("right", "wrong")},
               "table": {}, "response_len": {}}
