@@ -13,6 +13,7 @@ into the package (swapped Step fields, gamma and lambda swapped in GAE, a critic
 a KL reward of the wrong sign) and check that the comparison then fails far above round-off.
 """
 
+import contextlib
 import copy
 import dataclasses
 import math
@@ -26,7 +27,8 @@ import torch
 from unified_rl import wiring
 from unified_rl.data import PreferencePairs
 from unified_rl.lab import make_lab
-from unified_rl.methods import METHODS
+from unified_rl.methods import METHODS, ROWS
+from unified_rl.parts import KL_TERMS
 from unified_rl.rewards import process_rewards
 from unified_rl.sampling import rollout_from_texts
 from unified_rl.trainer import train
@@ -250,6 +252,18 @@ def ref_remax(c):  # rows (sampled, greedy): REINFORCE on the sampled row, the g
     return -(clipped(ratio, adv, eps, eps) * c.m[0::2]).sum() / len(adv)
 
 
+def ref_maxrl(c):  # MaxRL (arXiv 2602.02710): (r - p) / p, p the group's success rate; PPO's clip per response
+    G, r = c.G, c.r.tolist()
+    adv = []
+    for g in range(len(r) // G):
+        group = r[g * G:(g + 1) * G]
+        p = sum(group) / G
+        adv += [0.0 if max(group) == min(group) else (v - p) / (p + 1e-6) for v in group]
+    ratio = torch.exp(c.lp - c.old)
+    eps = c.cfg.clip_eps
+    return -seq_mean(clipped(ratio, per_token(torch.tensor(adv, dtype=torch.float64), c.m), eps, eps), c.m).mean()
+
+
 # ---- TRL 1.16's DPO loss types, each from its paper's loss (arXiv numbers in
 # objectives/dpo_losses.py), on summed (the papers') or per-token mean (eq 12's) log-ratios
 
@@ -295,7 +309,8 @@ def ref_dpo_loss(c):
 REFERENCE = {"sft": ref_sft, "rft": ref_rft, "online-rft": ref_rft, "dpo": ref_dpo, "ppo": ref_ppo,
              "grpo": ref_grpo, "grpo-process": ref_grpo_process, "ipo": ref_ipo, "simpo": ref_simpo,
              "kto": ref_kto, "orpo": ref_orpo, "dr-grpo": ref_dr_grpo, "dapo": ref_dapo, "gspo": ref_gspo,
-             "cispo": ref_cispo, "rloo": ref_rloo, "reinforce++": ref_reinforce_pp, "remax": ref_remax}
+             "cispo": ref_cispo, "rloo": ref_rloo, "reinforce++": ref_reinforce_pp, "remax": ref_remax,
+             "maxrl": ref_maxrl}
 # -- the methods TRL and verl ship, referenced in tests/_reference_peers.py
 REFERENCE.update(PEER_REFERENCE)
 
@@ -582,16 +597,26 @@ def test_logp_old_swapped_with_logp_ref_is_caught_for_every_method_that_reads_th
     assert min(diffs.values()) > 1e-6, diffs
 
 
-def _ppo_advantage():
-    return METHODS["ppo"].advantage
+@contextlib.contextmanager
+def planted(registry, name, **fields):
+    """Part `name` of a parts registry with some fields replaced (a planted bug), restored on exit."""
+    real = registry[name]
+    dict.__setitem__(registry, name, dataclasses.replace(real, **fields))
+    try:
+        yield
+    finally:
+        dict.__setitem__(registry, name, real)
 
 
 def test_gamma_and_lambda_swapped_in_gae_is_caught(monkeypatch):
-    fn = _ppo_advantage()
-    assert "gae" in fn.__globals__, "PPO's advantage no longer calls gae by that name: update the control"
-    gae_ = fn.__globals__["gae"]
+    """The slip planted where PPO's advantage computes GAE (methods/hooks.py's gae_hook)."""
+    from unified_rl.methods import hooks
+    fn = METHODS["ppo"].advantage
+    assert fn.__module__ == hooks.__name__ and "gae" in fn.__code__.co_names, \
+        "PPO's advantage no longer calls advantages.gae in methods/hooks.py: update the control"
+    gae_ = hooks.advantages.gae
     with monkeypatch.context() as mp:
-        mp.setitem(fn.__globals__, "gae", lambda r, v, m, gamma, lam: gae_(r, v, m, lam, gamma))
+        mp.setattr(hooks.advantages, "gae", lambda r, v, m, gamma, lam: gae_(r, v, m, lam, gamma))
         d = caught("ppo", mp)
     assert d > 1e-6, d
 
@@ -604,13 +629,17 @@ def test_a_critic_target_without_v_is_caught(monkeypatch):
     assert d > 1e-6, d
 
 
-def test_a_kl_reward_of_the_wrong_sign_is_caught(monkeypatch):
-    fn = _ppo_advantage()
-    assert "k1" in fn.__globals__, "PPO's advantage no longer reads k1 by that name: update the control"
-    k1 = fn.__globals__["k1"]
-    with monkeypatch.context() as mp:
-        mp.setitem(fn.__globals__, "k1", lambda a, b: -k1(a, b))
-        d = caught("ppo", mp)
+@pytest.mark.parametrize("name", ["ppo", "reinforce++"])
+def test_a_kl_reward_of_the_wrong_sign_is_caught(name, monkeypatch):
+    """k1's reward planted with its sign flipped on its page (parts/kl_terms.py): PPO's GAE hook reads it when
+    its Method is built (rebuilt here from its row), REINFORCE++'s composition at every step."""
+    (row,) = [r for r in ROWS if r.name == name]
+    assert (row.kl, row.kl_in) == ("k1", "reward"), f"{name}'s KL is no longer k1 in the reward: update the control"
+    k1 = KL_TERMS["k1"]
+    flipped = {**k1.extra, "reward": lambda v: -k1.extra["reward"](v)}
+    with monkeypatch.context() as mp, planted(KL_TERMS, "k1", extra=flipped):
+        mp.setitem(METHODS, name, row.method())
+        d = caught(name, mp)
     assert d > 1e-6, d
 
 
@@ -645,10 +674,10 @@ def test_every_preference_option_equals_the_reference(settings, monkeypatch):
 
 def test_a_coefficient_on_the_other_norm_is_caught(monkeypatch):
     """The negative control: DPO's hinge and KTO computed on mean log-ratios when the run asks for sums."""
-    from unified_rl.methods import paper, preference
+    from unified_rl.methods import preference
     settings = {"dpo": {"dpo_loss": "hinge", "dpo_norm": "sum"}, "kto": {"kto_norm": "sum"}}
     with monkeypatch.context() as mp:
-        mp.setattr(paper, "_loss_settings", lambda step: dict(norm="mean", label_smoothing=0.1, discopop_tau=0.05))
+        mp.setattr(preference, "_loss_settings", lambda step: dict(norm="mean", label_smoothing=0.1, discopop_tau=0.05))
         real = preference.C.kto
         mp.setattr(preference.C, "kto", lambda *a, norm="mean", **k: real(*a, norm="mean", **k))
         d = {n: max(compare(n, mp, settings=s)[0].values()) for n, s in settings.items()}
