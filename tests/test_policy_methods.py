@@ -7,7 +7,7 @@ import torch
 
 from unified_rl.rewards import policy_gradient as rewards_policy
 from unified_rl.data import DynamicSampling, GreedyBaselinePairs
-from unified_rl.methods import METHODS
+from unified_rl.methods import METHODS, gc_of
 from unified_rl.methods import POLICY_GRADIENT as POLICY
 from unified_rl.rewards import rule_reward
 from unified_rl.rewards import OverlongReward, overlong_penalty
@@ -83,8 +83,42 @@ def test_overlong_penalty_and_reward(lab):
 
 
 def test_policy_methods_are_registered_with_paper_and_objective():
+    """Every policy-gradient method cites its paper by arXiv number, declares the objective its coefficient is
+    checked against, and is a composition of parts."""
     for m in POLICY:
-        assert METHODS[m.name] is m and "arXiv" in m.paper and m.objective is not None and m.off_policy
+        assert METHODS[m.name] is m and "arXiv" in m.paper and m.objective is not None, m.name
+        assert m.composition is not None and m.composition.settings is m.hparams, m.name
+
+
+def _reads_logp_old(m, seed=0):
+    """Whether the coefficient of Method m changes when logp_old moves away from logp (measured, not declared)."""
+    g = torch.Generator().manual_seed(seed)
+    B, T = 8, 5
+    mask = torch.ones(B, T, dtype=torch.float64)
+    mask[1::2, 3:] = 0  # ragged rows
+    logp = -torch.rand(B, T, generator=g, dtype=torch.float64)
+    scores = torch.tensor([1.0, 0.0, 0.5, 0.25, 0.0, 1.0, 0.75, 0.5], dtype=torch.float64)  # distinct in each group
+    if m.composition.advantage == "indicator":
+        scores = (scores > 0.4).double()
+    if m.composition.advantage == "gdpo":
+        scores = torch.stack([scores, torch.rand(B, generator=g, dtype=torch.float64)], -1)
+    kw = dict(logp_ref=logp - 0.3, scores=scores, group_size=2 if m.composition.advantage == "remax" else 4,
+              adv=torch.randn(B, T, generator=g, dtype=torch.float64) * mask)
+    on = gc_of(m, logp, mask, logp_old=logp, **kw)
+    off = gc_of(m, logp, mask, logp_old=logp + 0.5 * torch.randn(B, T, generator=g, dtype=torch.float64), **kw)
+    assert (on != 0).any(), m.name  # a coefficient of 0 could not show what it reads
+    return not torch.equal(on, off)
+
+
+def test_off_policy_is_whether_the_coefficient_reads_logp_old():
+    """`off_policy` declares that some part of the method reads logp_old (its ratio to the sampler), so the model
+    oracle also checks it with logp_old != logp under the key NAME-clipped. Measured on every composition: the flag
+    is True exactly where moving logp_old moves the coefficient. GPG is REINFORCE (A log pi, no ratio): it reads none,
+    is not off-policy, and its one oracle key takes both cases (verify.model_oracle)."""
+    declared = {n: m.off_policy for n, m in METHODS.items() if m.composition is not None}
+    measured = {n: _reads_logp_old(METHODS[n]) for n in declared}
+    assert declared == measured, {n: (declared[n], measured[n]) for n in declared if declared[n] != measured[n]}
+    assert not declared["gpg"] and not declared["sft"] and declared["grpo"] and declared["dro"]
 
 
 def test_oracle_on_the_sft_model():
@@ -94,5 +128,6 @@ def test_oracle_on_the_sft_model():
     from unified_rl.verify import model_oracle
     lab = make_lab("cpu", init=sft_checkpoint(get_preset("cpu"), progress=False))
     names = [m.name for m in POLICY]
-    diffs = model_oracle(lab.policy, lab.tokenizer, lab.test_problems, methods=names + [n + "-clipped" for n in names])
+    clipped = [n + "-clipped" for n in names if METHODS[n].off_policy]  # GPG's one key holds both cases
+    diffs = model_oracle(lab.policy, lab.tokenizer, lab.test_problems, methods=names + clipped)
     assert max(diffs.values()) < 1e-10, diffs
