@@ -3,9 +3,9 @@ import ipywidgets as W
 import pytest
 import torch
 
-from unified_rl import coefficients as C
 from unified_rl.course import explorer as xp
 from unified_rl.course.widgets_policy_gradient import MAX_LEN, length_pushes, policy_explorer, ratio_gcs
+from unified_rl.methods import METHODS
 
 
 def test_main_control_changes_the_output_and_tracks_stay_usable():
@@ -29,15 +29,36 @@ def test_clip_higher_and_cispo_where_grpo_stops():
     assert ex.data["gc"]["DAPO clip-higher"] == 0 and ex.data["gc"]["CISPO weight"] > 0
 
 
-def test_numbers_match_the_package():
-    got = ratio_gcs([1.1], True, 5, 0.2, 0.28)
-    rewards = torch.tensor([1.0, 1.0, 0.0, 0.0], dtype=torch.float64)
-    mask = (torch.arange(MAX_LEN)[None] < torch.tensor([5, 8, 8, 8])[:, None]).double()
-    old = torch.zeros_like(mask)
-    logp = old.clone()
-    logp[0] = torch.log(torch.tensor(1.1, dtype=torch.float64)) * mask[0]
-    want = C.dapo(rewards, 4, logp, old, mask, 0.2, 0.28, aggregation="seq-mean-token-mean")[0, 0]
-    assert got["DAPO clip-higher"][0] == pytest.approx(want.item(), rel=1e-12)
+def hand_gcs(ratio, right, low, high):
+    """o1's GC at `ratio` from the papers by hand: A = (r - mean) / (sample std + 1e-6) of the group (o1's reward,
+    then 1, 0, 0); PPO's clip [1 - low, 1 + low], DAPO's [1 - low, 1 + high], CISPO's weight min(r, 1 + high)."""
+    r = [float(right), 1.0, 0.0, 0.0]
+    mean = sum(r) / 4
+    a = (r[0] - mean) / ((sum((x - mean) ** 2 for x in r) / 3) ** 0.5 + 1e-6)
+    inside = lambda up: not ((a > 0 and ratio > 1 + up) or (a < 0 and ratio < 1 - low))  # noqa: E731
+    return {"GRPO / PPO clip": ratio * a * inside(low), "DAPO clip-higher": ratio * a * inside(high),
+            "CISPO weight": min(ratio, 1 + high) * a}
+
+
+# each (ratio, right) against the defaults (0.2, 0.28) and a range of neither default (0.15, 0.33)
+CASES = [(1.1, True), (1.25, True), (1.3, True), (1.5, True), (0.7, False), (0.82, False), (1.1, False)]
+
+
+@pytest.mark.parametrize("low, high", [(0.2, 0.28), (0.15, 0.33)])
+@pytest.mark.parametrize("ratio, right", CASES)
+def test_numbers_match_the_papers(ratio, right, low, high):
+    got = ratio_gcs([ratio], right, 5, low, high)
+    for key, want in hand_gcs(ratio, right, low, high).items():
+        assert got[key][0].item() == pytest.approx(want, rel=1e-12, abs=1e-15), (key, ratio, right)
+
+
+def test_the_cases_tell_the_clips_apart():
+    """Each clip end binds in some case and not in another, so a slip in any of them changes a number."""
+    zeros = {k: {(r, g, lo) for r, g in CASES for lo, hi in [(0.2, 0.28), (0.15, 0.33)]
+                 if hand_gcs(r, g, lo, hi)[k] == 0} for k in ("GRPO / PPO clip", "DAPO clip-higher")}
+    assert (1.3, True, 0.2) in zeros["DAPO clip-higher"] and (1.3, True, 0.15) not in zeros["DAPO clip-higher"]
+    assert (0.82, False, 0.15) in zeros["GRPO / PPO clip"] and (0.82, False, 0.2) not in zeros["GRPO / PPO clip"]
+    assert (0.7, False, 0.2) in zeros["GRPO / PPO clip"] and (1.25, True, 0.2) in zeros["GRPO / PPO clip"]
 
 
 def test_length_bias_of_one_over_length():
@@ -51,8 +72,8 @@ def test_length_bias_of_one_over_length():
 def test_gspo_is_drawn_with_its_own_range_and_a_sequence_ratio():
     """GSPO's curve is not DAPO's: its clip range is 3e-4 / 4e-4 on s = r^(1/|o1|), one GC on every token."""
     from unified_rl.course.widgets_policy_gradient import GSPO_EPS, GSPO_EPS_HIGH, GSPO_KEY, gspo_sequence
-    from unified_rl.methods.policy_gradient import GSPOConfig
-    assert (GSPO_EPS, GSPO_EPS_HIGH) == (GSPOConfig().gspo_clip_eps, GSPOConfig().gspo_clip_eps_high) == (3e-4, 4e-4)
+    gspo = METHODS["gspo"].hparams
+    assert (GSPO_EPS, GSPO_EPS_HIGH) == (gspo.gspo_clip_eps, gspo.gspo_clip_eps_high) == (3e-4, 4e-4)
     s, gc = gspo_sequence(1.002, True, 12)
     assert s == pytest.approx(1.002 ** (1 / 12), rel=1e-12) and 1 < s < 1 + GSPO_EPS_HIGH
     assert gc[0] > 0 and torch.allclose(gc, gc[0].expand_as(gc))  # s A on every token of o1
