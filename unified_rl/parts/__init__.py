@@ -13,7 +13,7 @@ independently from its paper, its sympy derivation and its citation; `Compositio
 `compose` builds a `Method` (data source and reward included), so it loads the lab; importing `parts` does not.
 """
 
-from . import advantages, aggregations, kl_terms, masks, policy_terms  # noqa: F401  (each page registers its parts)
+from . import advantages, aggregations, extra_terms, kl_terms, masks, policy_terms, sampler_corrections  # noqa: F401  (each page registers its parts)
 from .composition import Composition, settings_class
 from .registry import ADVANTAGES, AGGREGATIONS, AXES, KL_TERMS, MASKS, POLICY_TERMS, REGISTRIES, Part, Registry
 from .view import View

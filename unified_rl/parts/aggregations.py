@@ -10,11 +10,14 @@ GC is w_i times the per-token term's (B responses; |o_i| their kept tokens; N = 
 | seq-mean-token-sum              | (1/B) sum_i sum_t f                 | |o_i|            | verl; RLOO, ReMax, OPO     |
 | seq-mean-token-sum-norm         | sum_i sum_t f / L                   | B |o_i| / L     | verl (L: its max response length) |
 | constant                        | (1/B) sum_i sum_t f / L             | |o_i| / L        | Dr. GRPO; TRL dr_grpo      |
-| group-token-mean                | mean over groups of sum_g f / sum_g |o_i| | G |o_i| / sum_g |o_j| | DAPO §3, CISPO (per question) |
+| group-token-mean                | mean over groups of sum_g f / sum_g |o_i| | G |o_i| / sum_g |o_j| | DAPO §3, CISPO (per question); SkyRL prompt_mean |
+| token-sum                       | sum_i sum_t f (no normaliser)       | B |o_i|         | verl (newer releases)      |
 
 verl's names mean verl's arithmetic (core_algos.agg_loss): its `token-mean` is the batch's token mean; the
 mean over each group's tokens is `group-token-mean` here. L is the setting `max_len`. A row with no kept
-tokens (a truncated row left out) has w_i = 0 and still counts in B, as TRL and verl count it.
+tokens (a truncated row left out) has w_i = 0 and still counts in B, as TRL and verl count it. SkyRL's
+`prompt_mean` (ppo_utils.apply_loss_reduction_to_advantages_minibatch: each token over the prompts times its prompt's
+tokens) is group-token-mean's arithmetic, and an alias of it.
 
 Derivations (sympy, derivations.REGISTRY): aggregation_NAME for each (NAME with '_' for '-'), and dr_grpo (grpo
 without std x vanilla x k3 x constant: what the constant L does, Dr. GRPO's point).
@@ -56,6 +59,12 @@ def token_mean_weight(mask, across=None):
     return total[0] * n / total[1].clamp(min=1)
 
 
+def token_sum_weight(mask, across=None):
+    """(B, 1) B |o_i| (B every rank's rows with `across`): verl's token-sum, J = the batch's sum of f."""
+    B = torch.tensor(float(mask.shape[0]), dtype=mask.dtype, device=mask.device)
+    return (B if across is None else across.sum(B)) * _lengths(mask)
+
+
 def group_token_mean_weight(mask, group_size):
     """(B, 1) G |o_i| / sum_{j in i's group} |o_j|; a group a rank holds whole never crosses ranks."""
     _checks.groups(mask.shape[0], group_size)
@@ -72,6 +81,10 @@ def _seq_mean_token_mean(f, v):
 
 def _token_mean(f, v):
     return (f * v.mask).sum() / v.mask.sum().clamp(min=1)
+
+
+def _token_sum(f, v):
+    return (f * v.mask).sum()
 
 
 def _seq_mean_token_sum(f, v):
@@ -102,7 +115,8 @@ def sympy_J(terms, name):
             "group-token-mean": lambda: sum(sums) / sum(len(row) for row in terms),  # the rows are one group
             "seq-mean-token-sum": lambda: sum(sums) / B,
             "seq-mean-token-sum-norm": lambda: sum(sums) / L,
-            "constant": lambda: sum(sums) / (B * L)}[name]()
+            "constant": lambda: sum(sums) / (B * L),
+            "token-sum": lambda: sum(sums)}[name]()
 
 
 def sympy_weights(rows, name):
@@ -110,7 +124,8 @@ def sympy_weights(rows, name):
     B, N = len(rows), sum(len(r) for r in rows)
     w = {"seq-mean-token-mean": lambda n: sp.Integer(1), "token-mean": lambda n: sp.Rational(B * n, N),
          "group-token-mean": lambda n: sp.Rational(B * n, N), "seq-mean-token-sum": lambda n: sp.Integer(n),
-         "seq-mean-token-sum-norm": lambda n: B * n / L, "constant": lambda n: n / L}[name]
+         "seq-mean-token-sum-norm": lambda n: B * n / L, "constant": lambda n: n / L,
+         "token-sum": lambda n: sp.Integer(B * n)}[name]
     return tuple(w(len(row)) for row in rows for _ in row)
 
 
@@ -174,7 +189,11 @@ _register("constant", lambda v: _lengths(v.mask) / _L(v), _constant,
           ships_in=("TRL",), derivations={"dr_grpo": derive_dr_grpo})
 _register("group-token-mean", lambda v: group_token_mean_weight(v.mask, v.group_size), _group_token_mean,
           "every token of a question's group weighs the same, then the mean over groups",
-          "DAPO §3, arXiv 2503.14476; CISPO, arXiv 2506.13585")
+          "DAPO §3, arXiv 2503.14476; CISPO, arXiv 2506.13585; SkyRL prompt_mean", aliases=("prompt_mean",),
+          ships_in=("SkyRL",))
+_register("token-sum", lambda v: token_sum_weight(v.mask, v.across), _token_sum,
+          "the batch's sum of every token's term, no normaliser", "verl core_algos.agg_loss (commit 1dda039b)",
+          ships_in=("verl",))
 
 
 def weight(v, name):
