@@ -194,8 +194,11 @@ def on_simulated_cuda(lab):
 
 @pytest.fixture(scope="module")
 def cpu_lab():
-    """The scoring lab on the CPU: each simulated test trains a copy of it."""
-    return scoring_lab("cpu")
+    """The scoring lab on the CPU, its policy 5 SFT steps past pi_ref as after some training (so a method that
+    distils from pi_ref has a signal too); each simulated test trains a copy of it."""
+    lab = scoring_lab("cpu")
+    train("sft", lab=lab, steps=5, progress=False, eval_every=0)
+    return lab
 
 
 def test_gdpo_weights_live_on_the_rewards_device():
