@@ -133,6 +133,27 @@ def test_two_simulated_ranks_end_where_one_process_ends(name, tiny64):
     assert (gap(bad, one) > 1000 * TOLERANCE * move) == (name in ("reinforce++", "ppo"))
 
 
+def test_simulate_trains_without_a_prebuilt_lab_from_an_empty_cache(tmp_path, monkeypatch):
+    """distributed.simulate(lambda: train(...), 2) as its docstring says: each rank (a thread) builds its lab, the SFT
+    cache entry is built once (one rank holds its lock, the other waits: the folder lock is per thread here, as it
+    is per process under torchrun) and both ranks end with the weights one process ends with. PPO: its value loss
+    is normalised over the whole batch, and on the tiny preset its critic moves the policy even where no answer
+    is right."""
+    monkeypatch.setenv("UNIFIED_RL_CACHE", str(tmp_path / "cache"))
+
+    def weights():
+        run = train("ppo", preset="tiny", steps=2, progress=False, eval_every=0)
+        return {k: v.detach().clone() for k, v in run.policy.state_dict().items()}
+    two, other = distributed.simulate(weights, 2)
+    with distributed.world_of_one():
+        one = weights()
+    start = make_lab("tiny", 0, str(next((tmp_path / "cache").glob("sft-tiny-*")) / "checkpoint")).policy.state_dict()
+    assert len(list((tmp_path / "cache").glob("sft-tiny-*"))) == 1
+    move = gap(one, start)  # AdamW moves a weight with a gradient by about lr (1e-4) a step
+    assert gap(two, other) == 0.0 and move > 1e-5
+    assert gap(two, one) <= 1e-3 * move  # float32: 2 ranks' sums may round in another order
+
+
 def test_ktos_reference_point_is_the_whole_batchs_and_a_per_rank_one_differs():
     """KTO's z0 is a mean over every rank's mismatched rows (step.across). Two simulated ranks, each holding half of
     the labelled and half of the mismatched rows, built so the ranks' own means differ (0.2 and 1.0, the batch's
@@ -367,7 +388,8 @@ def test_the_readme_commands_run_as_written(tmp_path):
 
 def test_aot_which_ranks_the_whole_batch_is_refused_on_split_ranks():
     """DPO's AOT loss types sort the margins over the batch: a rank holding a share cannot, so it is refused
-    in one line there, and computed in one process."""
+    in one line there, and computed in one process. The world travels on the Step (`Step.across`, which
+    wiring.step_of fills from distributed.across()): the rank's step carries it, the one-process step None."""
     from unified_rl.paradigm import step_from_tensors
     from unified_rl.presets import RLConfig
 
@@ -380,7 +402,8 @@ def test_aot_which_ranks_the_whole_batch_is_refused_on_split_ranks():
 
         def on_a_rank():
             distributed.hold_batch(dataclasses.replace(_Rows(), ranks="share"))
-            return m.coefficient(step)
+            assert distributed.across() is not None  # what wiring.step_of puts on the rank's Step
+            return m.coefficient(dataclasses.replace(step, across=distributed.across()))
         with pytest.raises(ValueError, match="ranks the margins over the whole batch"):
             distributed.simulate(on_a_rank, 2)
         assert m.coefficient(step).abs().sum() > 0  # one process: computed

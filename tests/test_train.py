@@ -10,7 +10,6 @@ import sys
 import pytest
 import torch
 
-from unified_rl import methods as methods_module
 from unified_rl.data import PreferencePairs
 from unified_rl.methods import METHODS
 from unified_rl.models import load_policy
@@ -86,10 +85,17 @@ def test_model_oracle_computes_the_cases_asked_with_the_same_values(tiny_lab, mo
 
 
 def test_model_oracle_catches_a_swapped_coefficient(tiny_lab, monkeypatch):
-    monkeypatch.setitem(METHODS, "rft", dataclasses.replace(METHODS["rft"], coefficient=methods_module.sft_gc))
-    monkeypatch.setitem(METHODS, "grpo", dataclasses.replace(METHODS["grpo"], coefficient=methods_module.rft_gc))
+    """RFT given SFT's coefficient (one x REINFORCE) and GRPO given RFT's (indicator x REINFORCE): each objective's
+    gradient then differs from its surrogate's; and a part swapped inside a composition (DAPO's vanilla clip for
+    REINFORCE, the same on-policy) is caught once the oracle moves logp_old (dapo-clipped)."""
+    monkeypatch.setitem(METHODS, "rft", dataclasses.replace(METHODS["rft"], coefficient=METHODS["sft"].coefficient))
+    monkeypatch.setitem(METHODS, "grpo", dataclasses.replace(METHODS["grpo"], coefficient=METHODS["rft"].coefficient))
     diffs = model_oracle(tiny_lab.policy, tiny_lab.tokenizer, tiny_lab.rl_problems, methods=["rft", "grpo"])
     assert min(diffs.values()) > 1e-6, diffs
+    swapped = dataclasses.replace(METHODS["dapo"].composition, policy="reinforce")  # grpo x reinforce
+    monkeypatch.setitem(METHODS, "dapo", dataclasses.replace(METHODS["dapo"], coefficient=swapped.coefficient))
+    diffs = model_oracle(tiny_lab.policy, tiny_lab.tokenizer, tiny_lab.rl_problems, methods=["dapo", "dapo-clipped"])
+    assert diffs["dapo"] < 1e-10 < 1e-6 < diffs["dapo-clipped"], diffs  # on-policy the two terms agree
 
 
 def test_model_oracle_checks_methods_registered_later(tiny_lab, monkeypatch):
