@@ -22,7 +22,7 @@ import torch
 from unified_rl import wiring
 from unified_rl.methods import METHODS, get_method
 from unified_rl.paradigm import Method, step_from_tensors, surrogate_loss
-from unified_rl.parts import compose
+from unified_rl.parts import AGGREGATIONS, POLICY_TERMS, compose
 from unified_rl.peers import from_verl
 from unified_rl.presets import get_preset
 from unified_rl.trainer import make_lab, train
@@ -40,6 +40,7 @@ def batch(seed=0, off_policy=True):
     old = logp + (0.3 * torch.randn(B, T, generator=g, dtype=torch.float64) * mask if off_policy else 0)
     if off_policy:  # a few tokens far off: ratios past verl's dual clip at 3
         old[1, 2], old[5, 0], old[8, 4] = logp[1, 2] - 1.5, logp[5, 0] - 1.3, logp[8, 4] + 1.4
+        old = old.clamp(max=-1e-3)  # log-probs of a distribution (DPPO reads the probabilities themselves)
     ref = logp - 0.2 * torch.rand(B, T, generator=g, dtype=torch.float64) * mask
     r = torch.tensor([1., 0., 0., 1., 0., 1., 1., 1., 0., 0., 0., 1.], dtype=torch.float64)
     return dict(mask=mask, logp=logp, old=old, ref=ref, r=r)
@@ -52,6 +53,8 @@ def v_agg(loss_mat, mask, mode, scale=None):
         return (loss_mat * mask).sum() / mask.sum()
     if mode == "seq-mean-token-sum":
         return (loss_mat * mask).sum(-1).mean()
+    if mode == "token-sum":  # verl's agg_loss after b178a3cd
+        return (loss_mat * mask).sum()
     if mode == "seq-mean-token-sum-norm":  # the batch's sum over loss_scale_factor, else the response width
         return (loss_mat * mask).sum() / (mask.shape[-1] if scale is None else scale)
     return ((loss_mat * mask).sum(-1) / (mask.sum(-1) + 1e-8)).mean()  # seq-mean-token-mean
@@ -298,6 +301,34 @@ CASES = {  # name: (from_verl arguments, reference loss, tolerance)
 CASES["rloo-dro-token-mean"] = (("rloo", "dro", "token-mean", {"dro_beta": 0.3}),
                                 lambda b, lp: v_agg(-(lp * v_rloo_adv(b["r"], b["mask"]) - 0.15 * (lp - b["old"]) ** 2),
                                                     b["mask"], "token-mean"), EXACT)
+
+
+def v_dppo(b, lp, A, mode, low, high, c, kind):
+    """verl's compute_policy_loss_dppo_tv / _dppo_kl (core_algos.py at 1dda039b): a stop-gradient ratio truncated
+    at clip_ratio_c on A log pi, 0 on the tokens whose probability left its trust region in A's direction."""
+    ratio = torch.clamp(torch.exp(torch.clamp(lp - b["old"], -20.0, 20.0)), max=c).detach()
+    prob, old_prob = torch.exp(lp), torch.exp(b["old"])
+    if kind == "tv":
+        pos, neg = (prob - old_prob) <= high, (prob - old_prob) >= -low
+    else:
+        kl = old_prob * (b["old"] - lp) + (1 - old_prob) * torch.log((1.0 - old_prob + 1e-8) / (1.0 - prob + 1e-8))
+        pos, neg = (kl <= high) | (prob <= old_prob), (kl <= low) | (prob >= old_prob)
+    valid = torch.where(A > 0, pos, neg).detach().double()
+    return v_agg(-A * ratio * lp * valid, b["mask"], mode)
+
+
+# the parts verl added after b178a3cd, where they are registered (every name that composes has a case here:
+# test_every_name_verl_registers_composes_or_is_refused)
+if "dppo_tv" in POLICY_TERMS:
+    CASES["rloo-dppo-tv-token-mean"] = (("rloo", "dppo_tv", "token-mean", {"clip_ratio_low": 0.15,
+                                                                            "clip_ratio_high": 0.1, "clip_ratio_c": 1.5}),
+                                        lambda b, lp: v_dppo(b, lp, v_rloo_adv(b["r"], b["mask"]), "token-mean", 0.15,
+                                                             0.1, 1.5, "tv"), EXACT)
+if "dppo_kl" in POLICY_TERMS and "token-sum" in AGGREGATIONS:
+    CASES["grpo-dppo-kl-token-sum"] = (("grpo", "dppo_kl", "token-sum", {"clip_ratio_low": 0.02,
+                                                                         "clip_ratio_high": 0.06, "clip_ratio_c": 1.5}),
+                                       lambda b, lp: v_dppo(b, lp, grpo_adv(b), "token-sum", 0.02, 0.06, 1.5, "kl"),
+                                       EXACT)
 GROUP = {"remax": 2}  # rows in pairs: the sampled answer, then the greedy one
 
 
@@ -374,6 +405,14 @@ SLIPS = {  # a slip in the mapping, and the case that must catch it
     "gpg-vanilla-as-the-gpg-row": ("gpg-vanilla", row("gpg")),
 }
 SLIPS["dro-beta-unread"] = ("rloo-dro-token-mean", settings(dro_beta=0.1))
+if "rloo-dppo-tv-token-mean" in CASES:
+    SLIPS["dppo-tv-uncapped"] = ("rloo-dppo-tv-token-mean", settings(dppo_tv_ratio_cap=None))
+    SLIPS["dppo-tv-bounds-swapped"] = ("rloo-dppo-tv-token-mean", settings(dppo_tv_delta_low=0.1,
+                                                                           dppo_tv_delta_high=0.15))
+if "grpo-dppo-kl-token-sum" in CASES:
+    SLIPS["token-sum-as-token-mean"] = ("grpo-dppo-kl-token-sum", settings(aggregation="token-mean"))
+    SLIPS["dppo-kl-bounds-swapped"] = ("grpo-dppo-kl-token-sum", settings(dppo_kl_delta_low=0.06,
+                                                                          dppo_kl_delta_high=0.02))
 
 
 @pytest.mark.parametrize("slip", list(SLIPS))
@@ -401,13 +440,15 @@ def test_a_row_is_named_and_another_product_is_a_composition_train_takes():
 
 
 @pytest.mark.parametrize("config, words", [
-    (("grpo", "dppo_tv"), "no policy part here computes verl's 'dppo_tv'"),
+    (("grpo", "vespo"), "no policy part here computes verl's 'vespo'"),  # a part, TRL's, not verl's
     (("grpo", "bypass_mode"), "the policy parts: cispo, clip_cov"),
     (("optimal_token_baseline", "vanilla"), "no advantage part here"),
     (("gae", "vanilla"), "whitens its advantages"),
-    (("grpo", "vanilla", "token-sum"), "no aggregation part here computes verl's 'token-sum'"),
+    (("grpo", "vanilla", "group-token-mean"), "no aggregation part here computes verl's 'group-token-mean'"),
+    (("grpo", "vanilla", "token-mean-unbiased"), "no aggregation part here"),
     (("grpo", "vanilla", "token-mean", {"clip_ratioo": 0.1}), "does not read"),
     (("grpo", "vanilla", "token-mean", {"use_kl_loss": True, "kl_loss_type": "abs"}), "kl_loss_type='abs'"),
+    (("grpo", "vanilla", "token-mean", {"use_kl_loss": True, "kl_loss_type": "entropy_bonus"}), "no kl part"),
     (("grpo", "vanilla", "token-mean", {"use_kl_loss": True, "use_kl_in_reward": True}), "two KL terms"),
     (("grpo", "vanilla", "token-mean", {"use_kl_in_reward": True, "kl_ctrl_type": "adaptive"}), "fixed"),
     (("grpo", "gspo", "token-mean", {"use_kl_loss": True}), "one aggregation"),
@@ -422,3 +463,30 @@ def test_from_verl_names_what_it_cannot_map(config, words):
     with pytest.raises(ValueError, match=re.escape(words)) as e:
         from_verl(est, mode, agg, **kw)
     assert "\n" not in str(e.value)
+
+
+VERL_NAMES = {  # every name verl registers (core_algos.py at 1dda039b), by axis
+    "adv_estimator": ("gae", "grpo", "reinforce_plus_plus", "reinforce_plus_plus_baseline", "remax", "rloo", "opo",
+                      "grpo_passk", "gpg", "rloo_vectorized", "grpo_vectorized", "optimal_token_baseline",
+                      "tir_optimal_token_baseline", "gdpo"),
+    "loss_mode": ("vanilla", "dppo_tv", "dppo_kl", "gspo", "sapo", "gpg", "clip_cov", "kl_cov", "geo_mean", "dro",
+                  "cispo", "bypass_mode"),
+    "loss_agg_mode": ("token-mean", "token-sum", "seq-mean-token-sum", "seq-mean-token-sum-norm",
+                      "seq-mean-token-mean"),
+}
+
+
+def test_every_name_verl_registers_composes_or_is_refused():
+    """Each of verl's names composes (and then a case above checks it against verl's formula) or is refused in one
+    line that names the registry's parts of its axis."""
+    covered = {k: {CASES[c][0][i] for c in CASES} for i, k in enumerate(VERL_NAMES)}
+    for i, (key, names) in enumerate(VERL_NAMES.items()):
+        for name in names:
+            args = ["grpo", "vanilla", "token-mean"]
+            args[i] = name
+            try:
+                from_verl(*args)
+            except ValueError as e:
+                assert "\n" not in str(e) and f"{key}={name!r}" in str(e), e
+                continue
+            assert name in covered[key], f"verl's {key}={name!r} composes but no case checks it against verl"

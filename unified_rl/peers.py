@@ -251,10 +251,7 @@ def _kl(c):
         ("kl_penalty", "reward", c["kl_coef"])
     if where == "reward" and c["kl_ctrl_type"] != "fixed":
         raise ValueError(f"kl_ctrl_type={c['kl_ctrl_type']!r}: beta here is fixed (verl's kl_ctrl.type='fixed')")
-    try:
-        return KL_TERMS.get(c[key]).name, where, beta
-    except ValueError as e:
-        raise ValueError(f"{key}={c[key]!r}: {e}") from None
+    return _part(KL_TERMS, key, c[key]), where, beta
 
 
 def _policy_settings(policy, c, low, high):
@@ -273,7 +270,10 @@ def _policy_settings(policy, c, low, high):
                 "sapo": {"sapo_tau_pos": c["tau_pos"], "sapo_tau_neg": c["tau_neg"]},
                 "cispo": {"cispo_clip_eps": low, "cispo_clip_eps_high": high},
                 "geo_mean": {"gmpo_clip_eps": low, "gmpo_clip_eps_high": high},
-                "kl_cov": {"kl_cov_ratio": c["kl_cov_ratio"], "kl_cov_coef": c["ppo_kl_coef"]}}.get(policy, {})
+                "kl_cov": {"kl_cov_ratio": c["kl_cov_ratio"], "kl_cov_coef": c["ppo_kl_coef"]},
+                # DPPO: verl's clip_ratio_low/high are the divergence bounds, clip_ratio_c the ratio's cap
+                **{p: {f"{p}_delta_low": low, f"{p}_delta_high": high, f"{p}_ratio_cap": c["clip_ratio_c"]}
+                   for p in ("dppo_tv", "dppo_kl")}}.get(policy, {})
 
 
 def _advantage_settings(adv, est, c, kl_where):
@@ -350,7 +350,7 @@ def from_verl(adv_estimator="grpo", loss_mode="vanilla", loss_agg_mode="token-me
     made = compose(adv, policy, kl, agg, kl_in=kl_in, name=name, defaults=section,
                    data_source=GreedyBaselinePairs if "rows" in ADVANTAGES[adv].extra else PolicySamples,
                    paper=f"verl adv_estimator={adv_estimator}, loss_mode={loss_mode}, loss_agg_mode={loss_agg_mode}",
-                   summary="a composition of parts: verl's config", ships_in=("verl",),
+                   ships_in=("verl",),
                    **{k: v for k, v in settings.items() if k != "aggregation"})
     named = _named(made, settings)
     if named is not None:
