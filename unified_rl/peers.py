@@ -12,8 +12,8 @@ name where a registered row is that composition, else the composed `paradigm.Met
 way `train(*from_verl(...))` trains with verl's coefficient (train takes a name or a Method). A config whose part
 does not exist is a ValueError naming it and the registry's parts; a setting that changes nothing in the GC
 (logging, ...) is not read. tests/test_trl_losses.py checks from_trl against TRL's own code,
-tests/test_verl_losses.py from_verl against verl's formulas (core_algos.py at commit b178a3cd). `to_trl` goes the
-other way, for a run of ours, and lists what remains different.
+tests/test_verl_losses.py from_verl against verl's formulas (core_algos.py at commit b178a3cd; dro and DPPO, added
+since, at 1dda039b). `to_trl` goes the other way, for a run of ours, and lists what remains different.
 """
 
 from dataclasses import dataclass, field, fields
@@ -313,7 +313,8 @@ def from_verl(adv_estimator="grpo", loss_mode="vanilla", loss_agg_mode="token-me
     with verl's settings (VERL_DEFAULTS): method is a METHODS name where a registered row is this composition,
     else a `paradigm.Method` composed of the parts; `train(*from_verl(...))` trains either.
 
-    verl's vanilla loss has a dual clip (clip_ratio_c, 3 by default): the vanilla part's `delta`.
+    verl's vanilla loss has a dual clip (clip_ratio_c, 3 by default): the vanilla part's `delta`. A part's own
+    setting (dro_beta) is read under its name; left out, it is the part's default (verl requires dro_beta).
 
     >>> from_verl("grpo", "geo_mean")[0], from_verl("gpg", "gpg")[1]["gpg_count"]
     ('gmpo', 'nonzero-reward')
