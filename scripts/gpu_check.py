@@ -186,6 +186,10 @@ def run_phase(c, phase):
             rc = p.wait(timeout=limit)
         except subprocess.TimeoutExpired:
             rc = None
+        except BaseException:  # interrupted: the phase, in its own session, must not outlive the check
+            os.killpg(p.pid, signal.SIGKILL)
+            raise
+        if rc is None:
             os.killpg(p.pid, signal.SIGTERM)  # the phase's own process group, started above
             try:
                 p.wait(timeout=10)
