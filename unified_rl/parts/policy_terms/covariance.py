@@ -101,10 +101,11 @@ def clip_cov_tokens(adv, logp, logp_old, mask, low, high, ratio=2e-4, lb=1.0, ub
 
 
 def kl_cov_tokens(adv, logp, mask, ratio=2e-4, across=None):
-    """(B, T) 1 on the max(1, int(ratio N)) tokens of largest covariance."""
+    """(B, T) 1 on the max(1, int(ratio N)) tokens of largest covariance; among equal covariances (a group whose
+    answers all score the same) the batch's first tokens, row-major (topk leaves ties to the kernel)."""
     values, start = _global(covariance(adv, logp, mask, across)[mask.bool()], across)
     n = max(int(ratio * len(values)), 1)
-    return _chosen(values.topk(n).indices, start, mask)
+    return _chosen(torch.sort(values, descending=True, stable=True).indices[:n], start, mask)
 
 
 def _clip_cov_gc(v, adv, keep):
@@ -154,7 +155,7 @@ def kl_cov_objective(v, adv):
     cov = _covariance_objective(adv, v.logp, v.mask).masked_fill(~v.mask.bool(), -torch.inf)
     n = max(int(v.setting("kl_cov_ratio") * v.mask.sum().item()), 1)
     top = torch.zeros(v.mask.numel(), dtype=v.mask.dtype)
-    top[cov.flatten().topk(n).indices] = 1
+    top[torch.sort(cov.flatten(), descending=True, stable=True).indices[:n]] = 1  # ties: the first tokens
     return torch.exp(v.logp - v.logp_old) * adv - v.setting("kl_cov_coef") * top.view_as(v.mask) * (v.logp - v.logp_old).abs()
 
 

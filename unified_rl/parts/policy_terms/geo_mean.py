@@ -4,7 +4,8 @@
 
 Each log-ratio is clipped on the side A's sign makes pessimistic, as PPO's min does. GC piece = A_i rho_i on the
 tokens whose log-ratio is not clipped, 0 on the others, rho_i = exp(mean_t c). It is a per-sequence objective:
-the per-token f is J_i on every token of o_i (the mean over tokens leaves it).
+the per-token f is J_i on every token of o_i (the mean over tokens leaves it), so a token mask keep scales the
+whole row's GC by the row's mean of keep.
 GMPO: Zhao et al., arXiv 2507.20673.
 """
 
@@ -37,13 +38,14 @@ def _gc(v, adv, keep):
     c = sign * torch.minimum(sign * lr, sign * lr.clamp(-low, high))
     rho = torch.exp(v.seq_mean(c))  # (B, 1)
     moves = ((a > 0) & (lr <= high)) | ((a < 0) & (lr >= -low))
-    return torch.where(moves, a * rho, torch.zeros_like(lr)).expand_as(v.mask) * keep
+    # J_i sits on every token: sum_t keep_t J_i pushes each token by the row's mean of keep, not by its own
+    return torch.where(moves, a * rho, torch.zeros_like(lr)).expand_as(v.mask) * v.seq_mean(keep)
 
 
 def objective(v, adv):
     """A_i (prod_t clip(r_t))^(1/|o_i|) on every token of o_i."""
     low, high = v.setting("gmpo_clip_eps"), v.setting("gmpo_clip_eps_high")
-    n = v.mask.sum(-1)
+    n = v.mask.sum(-1).clamp(min=1)  # a row the loss left out (truncated) has none
     a = (adv * v.mask).sum(-1) / n  # (B,)
     sign = torch.sign(a)[:, None]
     lr = v.logp - v.logp_old

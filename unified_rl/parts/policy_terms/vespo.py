@@ -2,8 +2,8 @@
 
     f_{i,t} = sg(phi(W_i)) A log pi_theta(o_{i,t}),  phi(W) = e^lambda W^k e^(-lambda W),  W_i = prod_t r_{i,t}
 
-(k, lambda) by A >= 0 or A < 0; phi(1) = 1, so on-policy it is A; never a hard 0. GC piece = phi(W_i) A.
-VESPO: arXiv 2602.10693.
+(k, lambda) by A >= 0 or A < 0, token by token (one sign per response where A is the response's, as in GRPO's);
+phi(1) = 1, so on-policy it is A; never a hard 0. GC piece = phi(W_i) A. VESPO: arXiv 2602.10693.
 """
 
 from dataclasses import dataclass
@@ -31,13 +31,12 @@ class Settings:
 
 
 def phi(adv, log_ratio, mask, k_pos=2.0, lambda_pos=3.0, k_neg=3.0, lambda_neg=2.0):
-    """(B, 1) phi(W) = exp(lambda + k log W - lambda W), W = exp(sum_t log r) clamped to [1e-8, e^20] (the
-    log-ratios to [-20, 20] first), (k, lambda) by the row's A >= 0 or A < 0; phi(1) = 1."""
+    """(B, T) phi(W) = exp(lambda + k log W - lambda W), W = exp(sum_t log r) clamped to [1e-8, e^20] (the
+    log-ratios to [-20, 20] first), (k, lambda) by each token's A >= 0 or A < 0; phi(1) = 1."""
     log_w = (log_ratio.clamp(-20.0, 20.0) * mask).sum(-1, keepdim=True)
     log_w = log_w.clamp(torch.log(torch.tensor(1e-8, dtype=mask.dtype)).item(), 20.0)  # (B, 1)
-    a = adv[torch.arange(adv.shape[0]), mask.argmax(-1)][:, None]  # (B, 1) the row's advantage
-    k = torch.where(a >= 0, torch.full_like(a, k_pos), torch.full_like(a, k_neg))
-    lam = torch.where(a >= 0, torch.full_like(a, lambda_pos), torch.full_like(a, lambda_neg)).clamp(min=1e-4)
+    k = torch.where(adv >= 0, torch.full_like(adv, k_pos), torch.full_like(adv, k_neg))
+    lam = torch.where(adv >= 0, torch.full_like(adv, lambda_pos), torch.full_like(adv, lambda_neg)).clamp(min=1e-4)
     return torch.exp(lam + k * log_w - lam * torch.exp(log_w))
 
 
@@ -55,9 +54,8 @@ def objective(v, adv):
     k_neg, lambda_neg = v.setting("vespo_k_neg"), v.setting("vespo_lambda_neg")
     log_w = ((v.logp - v.logp_old).clamp(-20, 20) * v.mask).sum(-1, keepdim=True)
     log_w = log_w.clamp(float(torch.log(torch.tensor(1e-8))), 20)
-    a = (adv * v.mask).sum(-1, keepdim=True) / v.mask.sum(-1, keepdim=True)  # (B, 1)
-    k = torch.where(a >= 0, torch.full_like(a, k_pos), torch.full_like(a, k_neg))
-    lam = torch.where(a >= 0, torch.full_like(a, lambda_pos), torch.full_like(a, lambda_neg))
+    k = torch.where(adv >= 0, torch.full_like(adv, k_pos), torch.full_like(adv, k_neg))  # by each token's A
+    lam = torch.where(adv >= 0, torch.full_like(adv, lambda_pos), torch.full_like(adv, lambda_neg))
     w = (torch.exp(lam) * torch.exp(log_w) ** k * torch.exp(-lam * torch.exp(log_w))).detach()  # sg(phi)
     return w * adv * v.logp
 
