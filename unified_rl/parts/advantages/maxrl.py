@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import torch
 
 from ..registry import ADVANTAGES
-from ._common import groups, on_tokens, scores
+from ._common import groups, on_tokens, scores, written_scores
 
 
 @dataclass(frozen=True)
@@ -40,7 +40,7 @@ def _gc(v):
 
 def objective(v):
     """(B, 1) each reward's distance from its group's success rate, over that rate, written out."""
-    g = groups(scores(v), v)
+    g = groups(written_scores(v), v)
     p = g.sum(-1, keepdim=True) / v.group_size
     a = (g - p) / (p + v.setting("maxrl_eps", 1e-6))
     same = (g == g[:, :1]).all(-1, keepdim=True)
