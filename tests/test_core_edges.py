@@ -6,6 +6,7 @@ import pytest
 import torch
 
 from unified_rl import advantages as A, coefficients as C, kl, objectives as O, paradigm as P
+from unified_rl.methods import gc_of
 
 
 def test_equal_rewards_give_zero_advantage_not_nan():
@@ -102,6 +103,36 @@ def test_kl_estimators_agree_in_expectation():
     (lambda: A.group_relative(torch.ones(4), 0), "group_size"),
 ])
 def test_bad_input_is_a_clear_value_error(call, words):
+    with pytest.raises(ValueError, match=words):
+        call()
+
+
+def _gc(name, B=2, T=2, mask=None, **tensors):
+    """A registered method's coefficient on bare tensors (METHODS: the parts the trainer runs)."""
+    return gc_of(name, torch.zeros(B, T), torch.ones(B, T) if mask is None else mask, **tensors)
+
+
+_REF = {"logp_ref": torch.zeros(2, 2)}
+
+
+@pytest.mark.parametrize("call, words", [
+    (lambda: _gc("sft", mask=torch.tensor([[1.0, 1.0], [0.0, 0.0]])), "response 1 has no tokens"),
+    (lambda: _gc("rft", scores=torch.tensor([1.0])), "correct must have shape"),
+    (lambda: _gc("rft", scores=torch.tensor([0.5, 1.0])), "0 and 1"),
+    (lambda: _gc("online-rft", scores=torch.tensor([True, False])), "correct is boolean"),
+    (lambda: _gc("grpo", 6, scores=torch.ones(6), group_size=4, logp_ref=torch.zeros(6, 2)), "groups of 4"),
+    (lambda: _gc("grpo", scores=torch.ones(2), group_size=0, **_REF), "group_size must be a positive int"),
+    (lambda: _gc("grpo", scores=torch.tensor([True, False]), group_size=2, **_REF), "rewards is boolean"),
+    (lambda: _gc("grpo", scores=torch.ones(2), group_size=2), "needs logp_ref"),
+    (lambda: _gc("grpo", group_size=2, **_REF), "needs rewards"),
+    (lambda: _gc("grpo", scores=torch.ones(2), group_size=2, logp_ref=torch.zeros(2, 3)), "logp_ref has shape"),
+    (lambda: _gc("grpo", scores=torch.ones(2), group_size=2, beta=float("nan"), **_REF), "beta must be finite"),
+    (lambda: _gc("ppo", adv=torch.tensor([[float("nan"), 1.0]] * 2), **_REF), "adv contains non-finite"),
+    (lambda: _gc("ppo", **_REF), "the Step has no adv"),
+    (lambda: _gc("dpo", 3, logp_ref=torch.zeros(3, 2)), "DPO needs pairs"),
+])
+def test_bad_input_through_the_registry_names_the_problem(call, words):
+    """The cases above, through METHODS (each method's row of parts): the same problem named in one ValueError."""
     with pytest.raises(ValueError, match=words):
         call()
 
