@@ -11,6 +11,7 @@ References: https://huggingface.co/docs/transformers/model_doc/gpt2
 import copy
 import json
 import os
+import threading
 from dataclasses import dataclass
 
 import torch
@@ -108,11 +109,17 @@ def check_source(name_or_path, what="a checkpoint"):
     return p
 
 
+_LOADING = threading.Lock()
+"""transformers builds a model on its `meta` device inside a process-wide context: two threads loading at once
+(ranks simulated as threads, distributed.simulate) get each other's empty weights, so one loads at a time."""
+
+
 def load_policy(name_or_path, device=None):
     """Any causal LM by path or hub name (our checkpoints included), on `device`; ValueError if unloadable."""
     p = check_source(name_or_path)
     try:
-        model = AutoModelForCausalLM.from_pretrained(p)
+        with _LOADING:
+            model = AutoModelForCausalLM.from_pretrained(p)
     except Exception as e:  # truncated weights, an unreachable hub: one line naming what and where
         raise ValueError(f"could not load a model from {p!r}: {_short(e)}") from None
     return model.to(pick_device(device))

@@ -18,6 +18,7 @@ import fcntl
 import json
 import os
 import tempfile
+import threading
 
 from . import __version__
 
@@ -138,7 +139,7 @@ _HELD = {}
 def hold(out, wait=False):
     """Hold the run folder `out` (created if absent) for one writer: ValueError at once if another
     process holds it, unless `wait`. A folder it created and left empty is removed again."""
-    key = os.path.realpath(out)
+    key = (os.path.realpath(out), threading.get_ident())  # re-entrant in one thread; ranks simulated as threads queue
     if key in _HELD:
         _HELD[key][1] += 1
         try:
