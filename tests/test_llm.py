@@ -251,3 +251,25 @@ def test_the_gguf_readers_progress_bar_is_off_during_a_conversion(monkeypatch, t
     with pytest.raises(RuntimeError, match="stop here"):
         llm.convert_gguf(str(tmp_path / "model.gguf"), str(tmp_path / "out"))
     assert len(bars) == 1 and bars[0].disable and reader.tqdm is before
+
+
+def test_a_converted_tokenizer_takes_the_models_end_of_turn():
+    """transformers 5.17's GGUF reader gives SmolLM2's tokenizer <|im_start|> as EOS where the model's config says
+    <|im_end|>: llm.align_stop_token sets EOS (and padding that was EOS) from the config, and leaves an agreeing pair
+    alone."""
+    from types import SimpleNamespace
+
+    from _tiny_llm import bpe_tokenizer
+    from unified_rl.llm import align_stop_token
+
+    tok = bpe_tokenizer()
+    right = tok.eos_token_id
+    wrong = tok.convert_tokens_to_ids("<|im_start|>")
+    assert wrong != right and isinstance(wrong, int)
+    tok.eos_token, tok.pad_token = "<|im_start|>", "<|im_start|>"  # what the reader gave
+    align_stop_token(tok, SimpleNamespace(eos_token_id=[right]))
+    assert (tok.eos_token_id, tok.pad_token_id) == (right, right)
+    other = bpe_tokenizer()
+    pad = other.pad_token_id
+    align_stop_token(other, SimpleNamespace(eos_token_id=right))
+    assert (other.eos_token_id, other.pad_token_id) == (right, pad)  # agreeing: padding kept

@@ -161,9 +161,24 @@ def convert_gguf(path, out):
     model.hf_quantizer = None  # dequantised: the weights are plain float32 now, so they can be saved
     if hasattr(model.config, "quantization_config"):
         del model.config.quantization_config
+    align_stop_token(tokenizer, model.config)
     save_converted(model, tokenizer, {"gguf": name, "dequantised_to": "float32"}, out)
     print(f"converted in {time.time() - t0:.0f} s; later loads read {out}", file=sys.stderr, flush=True)
     return out
+
+
+def align_stop_token(tokenizer, config):
+    """The tokenizer's EOS (and padding, where it was EOS) set to the model's own end of turn where the GGUF reader
+    disagrees: transformers 5.17 reads SmolLM2's EOS as <|im_start|> (id 1), the model's config says <|im_end|> (2),
+    and a reply would then never end (worlds.check_tokenizer_fits refuses the pair)."""
+    want = config.eos_token_id[0] if isinstance(config.eos_token_id, (list, tuple)) else config.eos_token_id
+    if want is None or tokenizer.eos_token_id == want:
+        return tokenizer
+    pad_was_eos = tokenizer.pad_token_id in (None, tokenizer.eos_token_id)
+    tokenizer.eos_token = tokenizer.convert_ids_to_tokens(want)
+    if pad_was_eos:
+        tokenizer.pad_token = tokenizer.eos_token
+    return tokenizer
 
 
 def save_converted(model, tokenizer, source, out):
