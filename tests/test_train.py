@@ -35,7 +35,7 @@ def test_every_method_runs_and_logs(method):  # 0.2-0.8 s each: in the fast suit
     last = run.metrics[-1]
     for key in ("coef_mean", "coef_std", "seconds", "eval_accuracy"):
         assert key in last and last[key] == last[key]  # present and not NaN
-    if method != "sft":
+    if METHODS[method].reward is not None:  # SFT's data is human-selected (so is DFT's): no reward to log
         assert "reward" in last and "accuracy" in last
         assert ("kl" in last) == METHODS[method].uses_ref  # SimPO and ORPO compute no logp_ref
     if method == "ppo":
@@ -175,11 +175,17 @@ def test_cli_help_and_one_line_errors(capsys):
     code, out, _ = in_process(capsys, "--help")
     assert code == 0 and "python -m unified_rl train" in out
     listing = in_process(capsys, "methods")[1].splitlines()
-    assert listing[0].split() == ["method", "data", "source", "reward", "GC", "paper"]
-    rows = listing[1::2]  # each method's line; the line below it says what the method does
-    assert len(rows) == len(METHODS) and rows[3].split()[:4] == ["dpo", "PreferencePairs", "RuleReward", "dpo_gc"]
+    assert listing[0].split() == ["method", "data", "source", "reward", "GC", "(advantage", "x", "policy", "x", "KL,",
+                                  "aggregation)", "paper"]
+    rows = listing[1:1 + 2 * len(METHODS):2]  # each method's line; the line below it says what the method does
+    assert rows[3].split()[:4] == ["dpo", "PreferencePairs", "RuleReward", "dpo_gc"]
     assert all(line.startswith(m.name + " ") and line.endswith(m.paper) and m.summary in more
                for m, line, more in zip(METHODS.values(), rows, listing[2::2]))
+    for m, line in zip(METHODS.values(), rows):  # a composition's GC column names its parts, as its row chose them
+        c = m.composition
+        if c is not None:
+            parts = " x ".join([c.advantage, c.policy] + ([f"{c.kl} ({c.kl_in})"] if c.kl else []))
+            assert f" {parts}, {m.hparams.aggregation}" in line, (m.name, line)
     assert "<lambda>" not in "".join(listing)
     code, _, err = in_process(capsys, "train", "sftt", "--out", "x")
     assert code == 2 and len(err.strip().splitlines()) == 1 and "invalid choice" in err
