@@ -27,8 +27,7 @@ from unified_rl.methods import METHODS, gc_of
 from unified_rl.presets import get_preset
 
 TOL = 1e-10
-AGGS = ("seq-mean-token-mean", "token-mean", "group-token-mean", "seq-mean-token-sum", "seq-mean-token-sum-norm",
-        "constant")
+AGGS = tuple(parts.AGGREGATIONS)  # every registered aggregation: `aggregate` below must know each one
 CASES = st.tuples(st.integers(0, 10**6), st.integers(2, 4), st.integers(1, 3), st.integers(1, 8))
 
 
@@ -86,7 +85,8 @@ def kl_estimate(name, logp, logp_ref):
 
 
 def aggregate(f, m, name, G=1, L=None):
-    """One number from per-token terms, as verl's agg_loss, Dr. GRPO and DAPO print it (B rows, L a constant)."""
+    """One number from per-token terms, as verl's agg_loss, Dr. GRPO and DAPO print it (B rows, L a constant); an
+    aggregation registered later and not written here fails the assert."""
     B = m.shape[0]
     rows = (f * m).sum(-1)
     if name == "seq-mean-token-mean":
@@ -99,6 +99,8 @@ def aggregate(f, m, name, G=1, L=None):
         return rows.mean()
     if name == "seq-mean-token-sum-norm":
         return rows.sum() / L
+    if name == "token-sum":
+        return rows.sum()
     assert name == "constant"
     return rows.sum() / (B * L)
 
@@ -318,7 +320,7 @@ def test_aggregation_factor_is_the_only_difference():
     n = m.sum(-1, keepdim=True)
     factors = {"group-token-mean": G * n / n.view(-1, G).sum(-1).repeat_interleave(G)[:, None],
                "token-mean": B * n / n.sum(), "seq-mean-token-sum": n, "seq-mean-token-sum-norm": B * n / 5.0,
-               "constant": n / 5.0}
+               "constant": n / 5.0, "token-sum": B * n}
     assert set(factors) | {"seq-mean-token-mean"} == set(parts.AGGREGATIONS)
     for agg, factor in factors.items():
         coef = dapo_gc(d["rewards"], G, d["logp"], d["logp_old"], m, aggregation=agg, max_len=5.0)
