@@ -13,11 +13,13 @@ pi_theta(o_t), q = pi_old(o_t), and drops (GC 0) a token that left it in the dir
 
 kl(q, p) = q log(q / p) + (1 - q) log((1 - q + 1e-8) / (1 - p + 1e-8)) (verl's 1e-8). Kept tokens carry the ratio
 truncated at C as a stop-gradient weight (truncated importance sampling instead of a dual clip, §5.4); C None is no
-truncation, the GC A r of prime-rl's DPPO term (pi_theta / pi_inference with its gradient), which equals this one.
+truncation, the GC A r of prime-rl's and SkyRL's DPPO terms (the ratio with its gradient), which equals this one.
+The reference distribution is pi_old here, as in verl (its old_log_prob, the sampler's in its bypass mode); SkyRL
+and prime-rl take the sampler's log-probs (the paper's §5.2): in the lab the two are the same.
 The mask is computed from the current p without gradient, as verl detaches it. verl's r = exp(log-ratio clamped to
 [-20, 20]): the clamp binds only beyond a 4.8e8 ratio, and is left out here.
 Qi et al., "Rethinking the Trust Region in LLM Reinforcement Learning", arXiv 2602.04879; verl core_algos.py
-compute_policy_loss_dppo_tv / _dppo_kl (commit 1dda039b); prime-rl loss.py default_loss_fn.
+compute_policy_loss_dppo_tv / _dppo_kl (commit 1dda039b); prime-rl loss.py default_loss_fn; SkyRL dppo_policy_loss.
 """
 
 from dataclasses import dataclass, field
@@ -180,6 +182,6 @@ POLICY_TERMS.add("dppo_tv", gc=_gc_of("tv"), objective=objective_tv, settings=Tv
                  summary="A r on the tokens whose probability moved less than delta against A's push: a TV trust region",
                  cite=_CITE.format("dppo_tv; prime-rl default_loss_fn"))
 POLICY_TERMS.add("dppo_kl", gc=_gc_of("kl"), objective=objective_kl, settings=KlSettings, reads_old=True,
-                 derivation=derive_dppo_kl, derivations={"dppo_kl": derive_dppo_kl}, ships_in=("verl",),
+                 derivation=derive_dppo_kl, derivations={"dppo_kl": derive_dppo_kl}, ships_in=("verl", "SkyRL"),
                  summary="A r on the tokens whose binary KL to pi_old stays under delta: a KL trust region",
                  cite=_CITE.format("dppo_kl"))
