@@ -176,7 +176,8 @@ def random_composition(seed):
     rng = random.Random(seed)
     advantage, policy = rng.choice(sorted(ADVANTAGES)), rng.choice(sorted(POLICY_TERMS))
     kl = rng.choice([None, *sorted(KL_TERMS)])
-    kl_in = rng.choice([k for k in ("loss", "reward") if k == "loss" or "reward" in KL_TERMS[kl].extra]) if kl else "loss"
+    in_reward = kl and "reward" in KL_TERMS[kl].extra and not ADVANTAGES[advantage].extra.get("no_kl_reward")
+    kl_in = rng.choice(("loss", "reward") if in_reward else ("loss",)) if kl else "loss"
     masks = tuple(m for m in sorted(MASKS) if rng.random() < 0.5)
     comp = Composition(advantage, policy, kl, kl_in, masks)
     cls = parts.settings_class("Random", comp)
@@ -230,8 +231,8 @@ def run_oracle(seeds):
     """{seed: (worst relative error on- and off-policy, the larger gradient's max, description)}, {seed: ValueError}."""
     errors, refused = {}, {}
     for seed in seeds:
-        comp, step, said = random_composition(seed)
-        try:
+        try:  # a composition the package refuses is refused when it is made, or at its first step
+            comp, step, said = random_composition(seed)
             (e_on, s_on), (e_off, s_off) = (relative_error(comp, *step(off)) for off in (False, True))
             errors[seed] = (max(e_on, e_off), max(s_on, s_off), said)
         except ValueError as e:
@@ -240,7 +241,7 @@ def run_oracle(seeds):
 
 
 SEEDS = range(N_COMPOSITIONS)
-REFUSALS = ("gdpo's reward columns take no KL in the reward",)
+REFUSALS = ("the gdpo advantage takes no KL in the reward",)
 """Why a composition may be refused: GDPO's reward columns are normalised apart, so no summed KL can enter them."""
 
 
@@ -395,3 +396,11 @@ def test_every_part_passes_the_model_oracle_in_a_composition_that_sees_it(monkey
     unseen = {part: [diffs[k] for k in keys] for part, keys in slipped.items() if max(diffs[k] for k in keys) < 1e-6}
     assert not unseen, unseen
     assert set(slipped) == {(axis, name) for axis, r in REGISTRIES.items() for name in r if "~" not in name}
+
+
+def test_a_composition_the_package_cannot_compute_is_refused_when_it_is_made():
+    """GDPO's rewards are columns normalised apart: a KL summed into them has no meaning, so the composition is refused
+    at once, not at its first step (its objective would otherwise ignore the KL its coefficient refuses)."""
+    with pytest.raises(ValueError, match="gdpo advantage takes no KL in the reward"):
+        Composition("gdpo", "vanilla", "k1", "reward")
+    Composition("gdpo", "vanilla", "k3", "loss")

@@ -52,7 +52,7 @@ class Budget:
 
 
 PEER_METHODS = ("grpo", "sapo", "vespo", "luspo", "gmpo", "clip-cov", "kl-cov", "gpg", "opo", "grpo-passk", "gdpo")
-"""GRPO and the members TRL and verl ship (methods/ratio_shapes.py, baselines.py), as registered."""
+"""GRPO and the members TRL and verl ship that the shipped peers result ran (rows of methods/table.py)."""
 PEER_BUDGETS = {
     "cpu": Budget(methods=PEER_METHODS, aggregation_arms=()),
     "gpu": Budget(rl_steps=150, n_test=1000, length_questions=256, methods=PEER_METHODS, aggregation_arms=()),

@@ -10,11 +10,12 @@ some rows as baselines only (ReMax's greedy answers) leaves them out: the parts 
 scaled by B / (rows kept), since eq 5 averages over every row of the batch.
 
 `Composition.coefficient(step)` and `.objective(step)` are what a `Method` built by `parts.compose` calls; the
-model oracle compares the gradients of the two, and tests/test_compositions.py does it for random compositions.
+model oracle compares the gradients of the two, and tests/test_parts.py does it for random compositions.
 """
 
 import ast
 import dataclasses
+import functools
 import inspect
 import textwrap
 from dataclasses import dataclass, field
@@ -52,6 +53,9 @@ class Composition:
         object.__setattr__(self, "masks", tuple(MASKS.get(m).name for m in self.masks))
         if self.kl_in == "reward" and self.kl is not None and "reward" not in KL_TERMS[self.kl].extra:
             raise ValueError(f"KL term {self.kl!r} cannot sit in the reward")
+        if self.kl_in == "reward" and self.kl is not None and ADVANTAGES[self.advantage].extra.get("no_kl_reward"):
+            raise ValueError(f"the {self.advantage} advantage takes no KL in the reward "
+                             f"({ADVANTAGES[self.advantage].extra['no_kl_reward']}): put the KL in the loss")
 
     @property
     def parts(self):
@@ -117,6 +121,7 @@ class Composition:
 
 # ---------------------------------------------------------------- the settings of a composition
 
+@functools.lru_cache(maxsize=None)
 def field_docs(cls):
     """{field name: its docstring} read from the class's source (CleanRL's docstring per field)."""
     try:

@@ -144,8 +144,8 @@ SENTENCES = {
         "对整个序列做 REINFORCE（对 token 求和）：GC = |o_i| (R_i - 其余回答的平均)，即 |o_i| k/(k-1) "
         "(R_i - mean R)：GRPO 的中心化奖励，不除以 std，再乘以 k/(k-1)。",
     "The KL sits in the return: token t's advantage holds -beta times the k1 of itself and every later token "
-    "(coefficients.kl_in_reward), then the batch's mean and std normalise it.":
-        "KL 放在回报里：token t 的优势包含 -beta 乘以它自身及其后每个 token 的 k1（coefficients.kl_in_reward），"
+    "(kl.gc.kl_in_reward), then the batch's mean and std normalise it.":
+        "KL 放在回报里：token t 的优势包含 -beta 乘以它自身及其后每个 token 的 k1（kl.gc.kl_in_reward），"
         "再用批次的均值和 std 归一化。",
     "at pi_old = pi_theta token {t}'s GC is the normalised return A_t":
         "在 pi_old = pi_theta 时，token {t} 的 GC 是归一化的回报 A_t",
@@ -281,4 +281,22 @@ SENTENCES = {
     "The square's derivative is -beta log rho: a token whose probability rose is pushed back in proportion to how "
     "far, with no clip and no zero.":
         "平方项的导数是 -beta log rho：概率上升了的 token 按上升的幅度被推回，不裁剪，也不会变成零。",
+    # a teacher as the reward: on-policy distillation, GKD on the sampled token; DFT
+    # (parts/advantages/teacher.py, parts/policy_terms/gkd.py, parts/policy_terms/dft.py)
+    "where the teacher gives token {t} the policy's probability its GC is 0":
+        "教师给第 {t} 个 token 的概率与策略相同时，它的 GC 为 0",
+    "The coefficient is the per-token reward of the reverse KL to the teacher, log pi_T - log pi_theta: a token the "
+    "teacher likes more than the policy is pushed up, one it likes less down.":
+        "系数就是到教师模型的反向 KL 的逐 token 奖励 log pi_T - log pi_theta：教师比策略更看好的 token 被推高，"
+        "不那么看好的被压低。",
+    "The divergence of two coins (the sampled token, any other) depends on the sampled token's probability alone, "
+    "so its gradient is a coefficient on that token; GKD's divergence over the whole vocabulary is not.":
+        "两点分布（采样的 token／其他任何 token）之间的散度只取决于采样 token 的概率，所以它的梯度是这个 token 上的"
+        "系数；GKD 在整个词表上的散度则不是。",
+    "a token the policy already gives probability 1 keeps SFT's GC, A":
+        "策略已经给出概率 1 的 token 保留 SFT 的 GC，即 A",
+    "Differentiating the weight too would give A pi (1 + log pi), which changes sign at pi = 1/e; DFT stops it: the "
+    "GC is A pi, never negative for A > 0.":
+        "如果连权重一起求导，会得到 A pi (1 + log pi)，它在 pi = 1/e 处变号；DFT 截断了这个梯度：GC 是 A pi，"
+        "A > 0 时从不为负。",
 }

@@ -64,7 +64,7 @@ def derive(n):
                (A[0] - 2).subs({R[0]: 1, R[1]: 0, R[2]: 0, eps: 0})),)
     notes = (Text("MaxRL divides the centred reward by the group's mean (its success rate p): a hard question's "
                   "right answer weighs 1/p, the gradient of log p rather than of p."),)
-    return Derivation("maxrl", "arXiv 2602.02710", J, gc_of(J, l), hand, None, {"rewards": R, "logp": _flat(l)},
+    return Derivation("maxrl", "arXiv 2602.02710", J, gc_of(J, l), hand, None, {"rewards": R, "logp": _flat(l), "maxrl_eps": eps},
                       claims, notes=notes, scale="B\\,|o_i|")
 
 

@@ -4,7 +4,9 @@ over the whole batch's tokens.
     A_t = R - sum_{t' >= t} beta k_t'   (the KL in the reward, from the sampler's log-probs)   then (A - mean) / (std + eps)
 
 With reinforce_baseline="group" (and G > 1) each group's mean reward is subtracted first (the paper's "with
-baseline", verl's reinforce_plus_plus_baseline). The batch's statistics are every rank's (`across`).
+baseline", verl's reinforce_plus_plus_baseline). reinforce_kl_span="response" puts the whole response's KL into its
+score before the group's mean is taken, on every token alike, as verl's reinforce_plus_plus_baseline sums its
+token-level rewards. The batch's statistics are every rank's (`across`).
 REINFORCE++: Hu et al., arXiv 2501.03262.
 """
 
@@ -24,6 +26,9 @@ class Settings:
     reinforce_baseline: str = field(default="group", metadata={"choices": ("group", "none")})
     """subtract each group's mean reward before the batch normalisation (the paper's "with baseline", verl's
     reinforce_plus_plus_baseline), or not (verl's reinforce_plus_plus)"""
+    reinforce_kl_span: str = field(default="to_go", metadata={"choices": ("to_go", "response")})
+    """with the KL in the reward: token t's return holds the KL of t and later tokens (the paper's; verl's
+    reinforce_plus_plus), or every token holds the whole response's (verl's reinforce_plus_plus_baseline)"""
 
 
 def _returns(v, r):
@@ -42,21 +47,30 @@ def _gc(v):
     baseline = v.setting("reinforce_baseline", "group")
     if baseline not in ("group", "none"):
         raise ValueError(f"unknown REINFORCE++ baseline {baseline!r}; choose group or none")
+    span = v.setting("reinforce_kl_span", "to_go")
+    if span not in ("to_go", "response"):
+        raise ValueError(f"unknown reinforce_kl_span {span!r}; choose to_go or response")
+    whole = span == "response" and v.kl_reward is not None
+    if whole:  # the response's KL joins its score before the group's mean
+        r = r - _checks.scalar(v.cfg.beta, "beta", low=0.0) * (v.kl_reward.double() * v.full.double()).sum(-1)
     if v.group_size > 1 and baseline == "group":
         r = r - r.view(-1, v.group_size).mean(-1).repeat_interleave(v.group_size)
-    adv = _returns(v, r)
+    adv = r[:, None] * v.full.double() if whole else _returns(v, r)
     return advantages.batch_normalised(adv, v.full.double(), 1e-6, v.across).to(v.full.dtype).detach()
 
 
 def objective(v):
     """R (minus the group mean) minus the KL summed from t on, normalised over the batch's tokens, written out."""
     r = torch.as_tensor(v.scores).double().view(-1, v.group_size)
-    if v.group_size > 1 and v.setting("reinforce_baseline", "group") == "group":
-        r = r - r.mean(-1, keepdim=True)
     T = v.full.shape[1]
     kl = torch.zeros_like(v.full).double() if v.kl_reward is None else (v.kl_reward * v.full).double()
+    whole = v.setting("reinforce_kl_span", "to_go") == "response"
+    if whole:
+        r = r - v.cfg.beta * kl.sum(-1).view_as(r)
+    if v.group_size > 1 and v.setting("reinforce_baseline", "group") == "group":
+        r = r - r.mean(-1, keepdim=True)
     later = torch.stack([kl[:, t:].sum(-1) for t in range(T)], 1)  # sum_{t' >= t}
-    A = r.view(-1, 1) - v.cfg.beta * later
+    A = r.view(-1, 1) * torch.ones_like(kl) if whole else r.view(-1, 1) - v.cfg.beta * later
     on = v.full.bool()
     return ((A - A[on].mean()) / (A[on].std() + 1e-6)).to(v.mask.dtype)
 
@@ -74,7 +88,7 @@ def derive_reinforce_pp(n):
                     (g - a).subs(dict(zip(lo, l))))
                    for t, (g, a) in enumerate(zip(gc, An)))
     notes = (Text("The KL sits in the return: token t's advantage holds -beta times the k1 of itself and every "
-                  "later token (coefficients.kl_in_reward), then the batch's mean and std normalise it."),)
+                  "later token (kl.gc.kl_in_reward), then the batch's mean and std normalise it."),)
     symbols = {"rewards": R, "logp": l, "logp_old": lo, "logp_ref": lref, "beta": BETA, "mu": mu, "sigma": sigma}
     return Derivation("reinforce_pp", "arXiv 2501.03262", J, gc, hand, tuple(An), symbols, claims, notes=notes)
 

@@ -2,13 +2,15 @@
 
 Rows come in pairs (group_size 2): a sampled response, then the greedy one. The greedy row is only a baseline:
 it leaves the loss (`rows` keeps the sampled rows), and the composition scales the sampled rows' GC by
-B / B_sampled = 2, since eq 5 averages over every row of the batch. ReMax: Li et al., arXiv 2310.10505, Algorithm 1.
+B / B_sampled = 2, since eq 5 averages over every row of the batch. With the KL in the reward (verl's
+use_kl_in_reward), the sampled row's return from t on carries it: A_t = r - beta sum_{t' >= t} k_t' - r_greedy
+(verl's compute_remax_outcome_advantage on token-level rewards). ReMax: Li et al., arXiv 2310.10505, Algorithm 1.
 """
 
 import sympy as sp
 import torch
 
-from ... import _checks
+from ... import _checks, advantages
 from ...derivations.core import Derivation, _flat, _ragged, _ragged_gc
 from ...text import Text
 from ..registry import ADVANTAGES
@@ -26,7 +28,12 @@ def _gc(v):
     p = _pairs(v)
     adv = torch.zeros_like(p)
     adv[:, 0] = p[:, 0] - p[:, 1]
-    return (adv.view(-1).to(v.full.dtype)[:, None] * v.full).detach()
+    out = adv.view(-1)[:, None] * v.full.double()  # (B, T)
+    if v.kl_reward is not None:  # the sampled row's KL from t on; the greedy row is no sample of the policy's
+        m = v.full.double()
+        to_go = advantages.returns_to_go(v.kl_reward.double() * m, m) * sampled_rows(v).double()[:, None]
+        out = out - _checks.scalar(v.cfg.beta, "beta", low=0.0) * to_go
+    return out.to(v.full.dtype).detach()
 
 
 def sampled_rows(v):
@@ -36,7 +43,13 @@ def sampled_rows(v):
 
 def objective(v):
     r = torch.as_tensor(v.scores).double().view(-1, 2)
-    return torch.stack([r[:, 0] - r[:, 1], torch.zeros_like(r[:, 0])], 1).view(-1, 1).to(v.mask.dtype)
+    a = torch.stack([r[:, 0] - r[:, 1], torch.zeros_like(r[:, 0])], 1).view(-1, 1) * torch.ones_like(v.full).double()
+    if v.kl_reward is not None:
+        k = (v.kl_reward * v.full).double()
+        later = torch.stack([k[:, t:].sum(-1) for t in range(k.shape[1])], 1)  # sum_{t' >= t}
+        later[1::2] = 0  # the greedy rows are baselines: no return of theirs
+        a = a - v.cfg.beta * later
+    return a.to(v.mask.dtype)
 
 
 def derive_remax(n):
