@@ -10,6 +10,7 @@ the shipped runs, in English and in Chinese, and record each Text the translator
 - a template without Chinese, or an entry the package's text has moved away from, is reported.
 """
 
+import dataclasses
 import re
 
 import matplotlib
@@ -19,10 +20,11 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import pytest  # noqa: E402
 
-from unified_rl import text  # noqa: E402
-from unified_rl.course import i18n, nb_basics, nb_summary  # noqa: E402
+from unified_rl import parts, text  # noqa: E402
+from unified_rl.course import i18n, nb_basics, nb_summary, parts_text  # noqa: E402
 from unified_rl.course.messages import CATALOGUE  # noqa: E402
 from unified_rl.course.messages.methods import MESSAGES as METHOD_MESSAGES  # noqa: E402
+from unified_rl.course.messages.parts import MESSAGES as PART_MESSAGES  # noqa: E402
 from unified_rl.course.plots import label as metric_label  # noqa: E402
 from unified_rl.course.sentences import SENTENCES as ALL_SENTENCES  # noqa: E402
 from unified_rl.course.sentences.package import SENTENCES  # noqa: E402
@@ -276,7 +278,7 @@ def test_every_method_message_still_matches_the_package():
         objs = [(type(m.data_source(lab)).__name__, m.data_source(lab)), ("coefficients." + nb_basics._gc_function(m).__name__,
                                                                           nb_basics._gc_function(m))]
         objs += [(type(m.reward).__name__, m.reward)] if m.reward is not None else []
-        objs += [(o.__name__, o) for o in (m.advantage, m.extra_loss) if o is not None]
+        objs += [(name, o) for name, o, _ in nb_basics.per_batch(m) if not isinstance(o, parts.Part)]  # parts: below
         live.update({f"doc.{k}": nb_basics._first_line(o) for k, o in objs})
     untranslated = set(live) - set(METHOD_MESSAGES)
     assert untranslated <= set(TO_TRANSLATE), (
@@ -286,6 +288,25 @@ def test_every_method_message_still_matches_the_package():
     stale = [k for k in METHOD_MESSAGES if CATALOGUE[k][0].format() != live[k]]
     assert not stale, f"catalogue entries the package's text moved away from: {stale}"
     assert i18n.t_of("method.summary.sft", "a summary edited since") == "a summary edited since"  # English, never wrong
+
+
+def test_every_part_summary_has_chinese_and_still_matches():
+    """Every registered part's summary (the compose explorer and the method tables show them) has Chinese in
+    unified_rl/course/messages/parts.py, or is listed to translate; an entry the part moved away from is flagged."""
+    live = {f"part.summary.{p.axis}.{p.name}": p.summary for reg in parts.REGISTRIES.values() for p in reg.values()}
+    entries = {k for k in PART_MESSAGES if k.startswith("part.summary.")}
+    untranslated = set(live) - entries
+    assert untranslated <= set(TO_TRANSLATE), (
+        f"no Chinese for {sorted(untranslated - set(TO_TRANSLATE))}: add them to unified_rl/course/messages/parts.py, "
+        "or list them in unified_rl/course/to_translate.py")
+    assert entries <= set(live), f"entries for parts the package no longer has: {sorted(entries - set(live))}"
+    stale = [k for k in entries if CATALOGUE[k][0] != live[k]]
+    assert not stale, f"catalogue entries the parts' summaries moved away from: {stale}"
+    i18n.set_language("zh")
+    shown = parts_text.summary(parts.ADVANTAGES["grpo"])
+    assert HAN.search(shown) and shown == CATALOGUE["part.summary.advantage.grpo"][1]
+    moved = dataclasses.replace(parts.ADVANTAGES["grpo"], summary="a summary edited since")
+    assert parts_text.summary(moved) == "a summary edited since"  # English, never a stale translation
 
 
 def test_the_no_signal_label():

@@ -1,19 +1,21 @@
 """Helpers for the opening notebooks: 00 (eq 5), 01 (SFT), 02 (RFT) and 03 (online RFT).
 
 Everything here reads the package rather than restating it: the table of methods is built from
-`methods.METHODS` and the docstrings of `coefficients`, the trainer excerpt from the trainer's own
-source, the length-normalisation weights from autograd of `paradigm.surrogate_loss`.
+`methods.METHODS` (each coefficient named by the parts it composes) and the docstrings of `coefficients`, the
+trainer excerpt from the trainer's own source, the length-normalisation weights from autograd of
+`paradigm.surrogate_loss`.
 Reference: DeepSeekMath (arXiv 2402.03300), section 5.2.1 and appendix A.1, eq 5-11.
 """
 
 import inspect
-import re
+import textwrap
 
 import ipywidgets as W
 import torch
 from matplotlib.figure import Figure
 
 from unified_rl import coefficients, paradigm
+from unified_rl.course import parts_text
 from unified_rl.course.i18n import t, t_of
 from unified_rl.course.explorer import Explorer, _slider
 from unified_rl.methods import METHODS
@@ -47,11 +49,33 @@ def _doc_shown(obj, name):
 
 
 def _gc_function(method):
-    """The `coefficients` function a method's coefficient calls (read from its source)."""
-    called = re.findall(r"\bC\.(\w+)\(", inspect.getsource(method.coefficient))
-    if len(called) != 1:
-        raise ValueError(f"{method.name}: expected one call into coefficients, found {called}")
-    return getattr(coefficients, called[0])
+    """The `coefficients` function that writes a paper method's GC on bare tensors (eq 7-21), found by the
+    method's name: grpo-process's is grpo's (given adv, the process advantage)."""
+    for name in dict.fromkeys((method.name.replace("-", "_"), method.name.split("-")[0])):
+        if callable(getattr(coefficients.paper, name, None)):
+            return getattr(coefficients.paper, name)
+    raise ValueError(f"{method.name}: no function of coefficients/paper.py writes its coefficient")
+
+
+def _gc_cell(method):
+    """The table's GC cell: the parts the coefficient composes, the paper's function and its docstring."""
+    f = _gc_function(method)
+    doc = _doc_shown(f, "coefficients." + f.__name__)
+    composed = parts_text.label(method)
+    return (f"`{composed}` = " if composed else "") + f"`coefficients.{f.__name__}`: {doc}"
+
+
+def per_batch(method):
+    """What a method computes once per batch, before its updates: [(name, object, shown text)] for its
+    advantage part (PPO's GAE, process supervision) and its extra loss (PPO's value model)."""
+    out = []
+    if method.advantage is not None:
+        part = method.composition.parts["advantage"]
+        out.append((part.name, part, parts_text.summary(part)))
+    if method.extra_loss is not None:
+        name = method.extra_loss.__name__
+        out.append((name, method.extra_loss, _doc_shown(method.extra_loss, name)))
+    return out
 
 
 def paper_methods():
@@ -63,7 +87,8 @@ def method_rows(lab, names=None):
     """One row per method (default: `paper_methods()`): data source, reward, GC, what comes before the update.
 
     The data source is built from `lab` (nothing is sampled) so that its type can be shown even where
-    the method wraps it (DPO's pairs); the GC is the first docstring line of the coefficient called.
+    the method wraps it (DPO's pairs); the GC names the parts it composes and the first docstring line of
+    the paper's coefficient function.
     """
     rows = [[t("nb.method"), t("nb.basics.data_source"), t("nb.basics.reward_fn"), t("nb.basics.gc"), t("nb.basics.also"), t("nb.basics.in_words")]]
     for name in names or paper_methods():
@@ -71,18 +96,25 @@ def method_rows(lab, names=None):
         source = m.data_source(lab)
         reward = t("nb.basics.human") if m.reward is None else (
             f"`{type(m.reward).__name__}`: {_doc_shown(m.reward, type(m.reward).__name__)}")
-        gc = _gc_function(m)
-        extra = []
-        if m.advantage is not None:
-            extra.append(f"`{m.advantage.__name__}`: {_doc_shown(m.advantage, m.advantage.__name__)}")
-        if m.extra_loss is not None:
-            extra.append(f"`{m.extra_loss.__name__}`: {_doc_shown(m.extra_loss, m.extra_loss.__name__)}")
+        extra = [f"`{name}`: {shown}" for name, _, shown in per_batch(m)]
         if getattr(m, "defaults", None):
             extra.append(t("nb.basics.defaults") + ", ".join(f"{k}={v}" for k, v in m.defaults.items()))
         rows.append([f"**{name}**", f"`{type(source).__name__}`: {_doc_shown(source, type(source).__name__)}", reward,
-                     f"`coefficients.{gc.__name__}`: {_doc_shown(gc, 'coefficients.' + gc.__name__)}",
+                     _gc_cell(m),
                      "; ".join(extra) or "", t_of(f"method.summary.{name}", m.summary)])
     return rows
+
+
+def row_source(name):
+    """The lines of methods/table.py that write method `name`'s row: its parts, data source and reward."""
+    from unified_rl.methods import table
+
+    lines = inspect.getsource(table).split("\n")
+    start = next((i for i, line in enumerate(lines) if line.strip().startswith(f'Row("{name}",')), None)
+    if start is None:
+        raise ValueError(f"{name!r} is no row of methods/table.py")
+    end = next(j for j in range(start + 1, len(lines)) if lines[j].strip().startswith(("Row(", ")")))
+    return textwrap.dedent("\n".join(lines[start:end]))
 
 
 def excerpt(func, start, end):

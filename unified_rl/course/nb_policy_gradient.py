@@ -1,6 +1,7 @@
 """Helpers for notebook 10 (the policy family after DeepSeekMath): tables and measurements, not methods.
 
-- `method_table`: METHODS' (data source, reward, GC, paper) rows as Markdown.
+- `method_table`: METHODS' (data source, reward, GC as the parts it composes, paper) rows as Markdown.
+- `row_factor`: the factor an aggregation puts on each row's GC (parts/aggregations.py's).
 - `std_weights`: how much total push a question gets with and without GRPO's division by the std.
 - `one_update_ratios`: token and sequence ratios pi_theta / pi_old after one update (GSPO's point).
 - `kl_markdown`: kl.study's exact comparison as a table.
@@ -13,6 +14,7 @@ Every number comes from the package (`advantages`, `coefficients`, `kl.study`, `
 
 import copy
 import dataclasses
+from types import SimpleNamespace
 
 import matplotlib.pyplot as plt
 import numpy as np
@@ -22,6 +24,8 @@ from unified_rl import advantages
 from unified_rl.data import GivenBatch
 from unified_rl.methods import METHODS
 from unified_rl.paradigm import step_from_tensors, surrogate_loss
+from unified_rl.parts import View, aggregations
+from unified_rl.course import parts_text
 from unified_rl.course.i18n import t
 from unified_rl.wiring import policy_logp
 
@@ -42,8 +46,16 @@ def method_table(methods, names):
     rows = [t("nb.pg.method_head"), "|---|---|---|---|---|"]
     for n in names:
         m = methods[n]
-        rows.append(f"| `{n}` | `{_name(m.data_source)}` | `{_name(m.reward)}` | `{_name(m.coefficient)}` | {m.paper} |")
+        gc = parts_text.label(m) or _name(m.coefficient)  # the parts it composes
+        rows.append(f"| `{n}` | `{_name(m.data_source)}` | `{_name(m.reward)}` | `{gc}` | {m.paper} |")
     return "\n".join(rows)
+
+
+def row_factor(mask, aggregation, group_size=1, max_len=None):
+    """(B, 1) the factor w_i an aggregation puts on each row's GC: parts/aggregations.py's own, on `mask`."""
+    hp = SimpleNamespace(aggregation=aggregation, max_len=max_len)
+    view = View.of(step_from_tensors(torch.zeros_like(mask), mask, None, group_size=group_size), hp)
+    return aggregations.weight(view, aggregation)
 
 
 def std_weights(G):

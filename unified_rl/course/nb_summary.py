@@ -9,6 +9,7 @@ tables in notebooks 10 and 11.) `markdown_table` renders rows for `IPython.displ
 import sympy as sp
 
 from unified_rl import data, derivations
+from unified_rl.course import parts_text
 from unified_rl.course.i18n import t, t_of
 from unified_rl.methods import METHODS
 
@@ -55,7 +56,7 @@ def gc_rows(names=None, check=True):
         d = derivations.derive(DERIVATION[name], n_tokens=1)
         rows.append({"method": name, "equations": d.equations if name != "grpo-process" else "§4.1.3, eq 21",
                      "data source": source_name(m), "reward": reward_name(m),
-                     "advantage": f"`{m.advantage.__name__}`" if m.advantage else "—",
+                     "advantage": f"`{m.composition.advantage}`" if m.advantage else "—",  # computed per batch
                      "critic": t("nb.summary.value_model") if m.critic else t("nb.summary.none"),
                      "GC": f"${gc_latex(name)}$",
                      "sympy": ("derived = hand" if derivations.check(d) else "") if check else ""})  # a value notebook 09 asserts on
@@ -78,8 +79,9 @@ def markdown_table(rows, columns=None):
 
 def later_rows():
     """One dict per method in METHODS after the paper's (notebooks 10 and 11): name, data source,
-    reward, coefficient function, paper, and what it changes."""
+    reward, coefficient (the parts it composes, or its function for the preference family), paper, and what
+    it changes."""
     return [{"method": m.name, "data source": source_name(m), "reward": reward_name(m),
-             "GC": f"`{m.coefficient.__name__}`", "paper": m.paper,
+             "GC": f"`{parts_text.label(m) or m.coefficient.__name__}`", "paper": m.paper,
              "what it changes": t_of(f"method.summary.{name}", m.summary).replace("|", r"\|")}  # a bare | splits a cell
             for name, m in METHODS.items() if name not in DERIVATION]

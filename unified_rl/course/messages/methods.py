@@ -1,5 +1,7 @@
 """The methods' summaries and the first docstring lines notebook 00's method table shows, in Chinese.
 
+(The parts' summaries, which the table shows for what a method computes once per batch, are in parts.py.)
+
 `i18n.t_of(key, english)` shows the Chinese only while the English here is the package's current text
 (tests/test_package_text.py checks that every entry still matches, so an edit in the package is noticed).
 """
@@ -76,6 +78,9 @@ MESSAGES = {
     'doc.coefficients.rft':
         ('Eq 10: GC = I(o), 1 when the sampled answer is correct, else 0 (the sample is dropped).',
          '公式 10：GC = I(o)，采样的答案正确时为 1，否则为 0（该样本被丢弃）。'),
+    'doc.coefficients.online_rft':
+        ('Eq 11: the same GC as RFT, I(o); only the data source differs (samples of the current policy).',
+         '公式 11：GC 与 RFT 相同，为 I(o)；只有数据来源不同（当前策略的样本）。'),
     'doc.PolicySamples':
         ('Online: group_size samples per question from the current policy pi_theta.',
          '在线：每个问题从当前策略 pi_theta 采 group_size 个样本。'),
@@ -88,22 +93,13 @@ MESSAGES = {
     'doc.coefficients.ppo':
         ('Eq 18: GC = A_t (from GAE), taken on-policy (pi_old = pi_theta) as the paper does.',
          '公式 18：GC = A_t（来自 GAE），与论文一样在同策略（pi_old = pi_theta）下取值。'),
-    'doc.ppo_advantage':
-        ('GAE on the per-token reward of DeepSeekMath eq 2: r_t = R [t = last] - beta KL_t.',
-         '在 DeepSeekMath 公式 2 的逐 token 奖励上做 GAE：r_t = R [t = last] - beta KL_t。'),
     'doc.Critic':
         ("PPO's value model V_psi (a copy of the policy's trunk with a scalar head) and its loss.",
          'PPO 的价值模型 V_psi（策略主干的副本加一个标量输出头）及其损失。'),
     'doc.coefficients.grpo':
         ('Eq 21: GC = A-hat_{{i,t}} + beta * (pi_ref / pi_theta - 1).',
          '公式 21：GC = A-hat_{{i,t}} + beta * (pi_ref / pi_theta - 1)。'),
-    'doc.process_advantage':
-        ('§4.1.3: per-step rewards normalised over the group, summed from each token onward.',
-         '§4.1.3：逐步奖励在组内归一化，再从每个 token 往后求和。'),
-    # -- the methods TRL and verl ship, GRPO's options
-    'doc.coefficients.grpo_options':
-        ("Eq 21 with the options of TRL's GRPOConfig and verl, each off by default (then exactly `grpo`).",
-         '公式 21，外加 TRL 的 GRPOConfig 和 verl 提供的选项，默认全部关闭（此时与 `grpo` 完全相同）。'),
+    # -- the methods TRL and verl ship
     'method.summary.sapo':
         ('a smooth sigmoid gate of the ratio instead of the hard clip; no KL',
          '用重要性比率的平滑 sigmoid 门代替硬裁剪；不用 KL'),
@@ -139,5 +135,5 @@ MESSAGES = {
          'PPO 的裁剪作用在 (r - p) / p 上：一个问题的正确回答按 1/p 加权，p 是它的成功率；不用 KL'),
     'method.summary.dro':
         ("GRPO's advantage with a quadratic pull of each token's log-ratio toward the sampler, no clip; no KL",
-         'GRPO 的优势，加上把每个 token 的对数比率拉回采样策略的二次项，不裁剪；不用 KL'),
+         'GRPO 的优势，加上把每个 token 的对数比拉回采样策略的二次项，不裁剪；不用 KL'),
 }
