@@ -7,6 +7,8 @@ SENTENCES = {
         "lam = {lam}，KL beta = {beta}，epochs = {epochs}",
     "data source: {source}   reward: {reward}   advantage: {advantage}   critic: {critic}\n":
         "数据来源：{source}   奖励：{reward}   优势：{advantage}   评论家：{critic}\n",
+    "coefficient: {parts}; its policy term is PPO's clip (parts/policy_terms/vanilla.py):\n":
+        "系数：{parts}；它的策略项是 PPO 的裁剪（parts/policy_terms/vanilla.py）：\n",
     "A = {a:+d}, r = {r}: GC of eq 15 = {gc:+.2f}   (r A = {ra:+.2f})":
         "A = {a:+d}，r = {r}：公式 15 的 GC = {gc:+.2f}   （r A = {ra:+.2f}）",
     "regions proved:": "已证明的区域：",
@@ -19,9 +21,9 @@ SENTENCES = {
     "{name:<12} max |grad_theta J - grad_theta surrogate| = {diff:.2e}":
         "{name:<12} |grad_theta J - grad_theta 替代损失| 的最大值 = {diff:.2e}",
     "{prompt} -> {text!r}  score {score:.0f}": "{prompt} -> {text!r}  得分 {score:.0f}",
-    "row {i} by hand vs methods.ppo_advantage: {d_row:.1e};  whole batch, step by step vs package: {d_batch:.1e};  "
+    "row {i} by hand vs ppo.advantage: {d_row:.1e};  whole batch, step by step vs package: {d_batch:.1e};  "
     "critic targets = A + V: {d_targets:.1e}":
-        "第 {i} 行，手算 vs methods.ppo_advantage：{d_row:.1e}；整个批次，逐步计算 vs 软件包：{d_batch:.1e}；"
+        "第 {i} 行，手算 vs ppo.advantage：{d_row:.1e}；整个批次，逐步计算 vs 软件包：{d_batch:.1e}；"
         "评论家的目标 = A + V：{d_targets:.1e}",
     "held-out greedy accuracy: SFT {acc0:.3f} -> PPO {acc:.3f} after {steps} steps ({seconds:.0f} s)":
         "留出集上的贪心解码准确率：SFT {acc0:.3f} -> PPO {acc:.3f}，训练 {steps} 步（{seconds:.0f} 秒）",
