@@ -144,13 +144,33 @@ def v_vanilla(b, lp, A, mode, low=0.2, high=0.2, c=3.0, scale=None):
     return v_agg(loss, b["mask"], mode, scale)
 
 
-def v_remax(b, lp, mode):
+def v_remax(b, lp, mode, beta=0.0):
     """verl's remax: its batch holds the sampled answers (here the even rows), each with the reward of the greedy
-    answer to its question (the odd rows) as reward_baselines; A = returns - baseline."""
+    answer to its question (the odd rows) as reward_baselines; A = returns - baseline (the returns holding the KL in
+    the reward from t on where use_kl_in_reward)."""
     s = slice(0, None, 2)
     bs = {"mask": b["mask"][s], "old": b["old"][s]}
-    A = returns(token_rewards(b)[s], bs["mask"]) - b["r"][1::2, None] * bs["mask"]
+    A = returns(token_rewards(b, beta)[s], bs["mask"]) - b["r"][1::2, None] * bs["mask"]
     return v_vanilla(bs, lp[s], A, mode)
+
+
+def v_values(b):
+    """A value model's outputs on the batch's tokens (fixed numbers: only the advantage's arithmetic is compared)."""
+    g = torch.Generator().manual_seed(7)
+    return torch.randn(b["mask"].shape, generator=g, dtype=torch.float64) * b["mask"]
+
+
+def v_gae(b, gamma, lam, beta):
+    """verl's compute_gae_advantage_return (core_algos.py at b178a3cd) on the token-level rewards, then masked_whiten."""
+    tl, m, V = token_rewards(b, beta), b["mask"], v_values(b)
+    nextvalues, last, backwards = 0, 0, []
+    for t in reversed(range(m.shape[1])):
+        delta = tl[:, t] + gamma * nextvalues - V[:, t]
+        last_ = delta + gamma * lam * last
+        nextvalues = V[:, t] * m[:, t] + (1 - m[:, t]) * nextvalues
+        last = last_ * m[:, t] + (1 - m[:, t]) * last
+        backwards.append(last)
+    return whiten(torch.stack(backwards[::-1], 1), m) * m
 
 
 def v_gspo(b, lp, A, low, high):
@@ -268,6 +288,11 @@ CASES = {  # name: (from_verl arguments, reference loss, tolerance)
              lambda b, lp: v_vanilla(b, lp, v_rloo_adv(b["r"], b["mask"]), "seq-mean-token-sum"), EXACT),
     "remax": (("remax", "vanilla", "seq-mean-token-sum", {}), lambda b, lp: v_remax(b, lp, "seq-mean-token-sum"),
               EXACT),
+    "remax-kl-reward": (("remax", "vanilla", "seq-mean-token-sum", {"use_kl_in_reward": True, "kl_coef": 0.1}),
+                        lambda b, lp: v_remax(b, lp, "seq-mean-token-sum", 0.1), EXACT),
+    "reinforce++-baseline-kl-reward": (("reinforce_plus_plus_baseline", "vanilla", "token-mean",
+                                        {"use_kl_in_reward": True, "kl_coef": 0.1}),
+                                       lambda b, lp: v_vanilla(b, lp, v_rpp_adv(b, True, 0.1), "token-mean"), WHITEN),
     "reinforce++-baseline": (("reinforce_plus_plus_baseline", "vanilla", "token-mean", {}),
                              lambda b, lp: v_vanilla(b, lp, v_rpp_adv(b, True), "token-mean"), WHITEN),
     "reinforce++-kl-loss": (("reinforce_plus_plus", "vanilla", "seq-mean-token-mean",
@@ -329,7 +354,7 @@ if "dppo_kl" in POLICY_TERMS and "token-sum" in AGGREGATIONS:
                                                                          "clip_ratio_high": 0.06, "clip_ratio_c": 1.5}),
                                        lambda b, lp: v_dppo(b, lp, grpo_adv(b), "token-sum", 0.02, 0.06, 1.5, "kl"),
                                        EXACT)
-GROUP = {"remax": 2}  # rows in pairs: the sampled answer, then the greedy one
+GROUP = {"remax": 2, "remax-kl-reward": 2}  # rows in pairs: the sampled answer, then the greedy one
 
 
 def ours(b, lp, method, overrides, G):
@@ -362,6 +387,31 @@ def rel(a, b):
 def test_verl_formula_equals_the_package_coefficient(case, off_policy):
     g_ours, g_verl, tol = gradients(case, off_policy)
     assert rel(g_ours, g_verl) < tol, case
+
+
+@pytest.mark.parametrize("off_policy", [False, True], ids=["on-policy", "off-policy"])
+@pytest.mark.parametrize("whiten_it", [True, False], ids=["verl", "a GAE left unwhitened (the control)"])
+def test_verls_gae_equals_the_ppo_row_from_verl(off_policy, whiten_it):
+    """verl's gae (with the KL in the reward, gamma 0.9, lam 0.8) maps to the ppo row with gae_whiten: on the same
+    token rewards and values, the package's GAE (advantages.gae, as the per-batch hook calls it) whitened by the part
+    and PPO's clip give verl's gradient; without the whitening they do not."""
+    from unified_rl import advantages
+    b = batch(off_policy=off_policy)
+    gamma, lam, beta = 0.9, 0.8, 0.1
+    lp_v = b["logp"].clone().requires_grad_()
+    (g_verl,) = torch.autograd.grad(-v_vanilla(b, lp_v, v_gae(b, gamma, lam, beta), "token-mean"), lp_v)
+    method, over = from_verl("gae", "vanilla", "token-mean", use_kl_in_reward=True, kl_coef=beta, gamma=gamma, lam=lam)
+    assert method == "ppo" and over["gae_whiten"] and (over["gamma"], over["lam"]) == (gamma, lam)
+    over["gae_whiten"] = whiten_it
+    m = get_method(method)
+    preset, hp = wiring.configure(m, get_preset("tiny"), over)
+    tl = token_rewards(b, beta)  # the score on the last token minus beta k1 of pi_old against pi_ref (the hook's)
+    adv, _ = advantages.gae(tl, v_values(b), b["mask"], preset.rl.gamma, preset.rl.lam)
+    lp_o = b["logp"].clone().requires_grad_()
+    step = step_from_tensors(lp_o, b["mask"], preset.rl, logp_ref=b["ref"], logp_old=b["old"], scores=b["r"],
+                             group_size=G, hp=hp, adv=adv)
+    (g_ours,) = torch.autograd.grad(-surrogate_loss(lp_o, m.coefficient(step), b["mask"]), lp_o)
+    assert (rel(g_ours, g_verl) < WHITEN) == whiten_it, rel(g_ours, g_verl)
 
 
 def test_the_off_policy_batch_reaches_the_dual_clip():
@@ -443,7 +493,6 @@ def test_a_row_is_named_and_another_product_is_a_composition_train_takes():
     (("grpo", "vespo"), "no policy part here computes verl's 'vespo'"),  # a part, TRL's, not verl's
     (("grpo", "bypass_mode"), "the policy parts: cispo, clip_cov"),
     (("optimal_token_baseline", "vanilla"), "no advantage part here"),
-    (("gae", "vanilla"), "whitens its advantages"),
     (("grpo", "vanilla", "group-token-mean"), "no aggregation part here computes verl's 'group-token-mean'"),
     (("grpo", "vanilla", "token-mean-unbiased"), "no aggregation part here"),
     (("grpo", "vanilla", "token-mean", {"clip_ratioo": 0.1}), "does not read"),
@@ -452,8 +501,6 @@ def test_a_row_is_named_and_another_product_is_a_composition_train_takes():
     (("grpo", "vanilla", "token-mean", {"use_kl_loss": True, "use_kl_in_reward": True}), "two KL terms"),
     (("grpo", "vanilla", "token-mean", {"use_kl_in_reward": True, "kl_ctrl_type": "adaptive"}), "fixed"),
     (("grpo", "gspo", "token-mean", {"use_kl_loss": True}), "one aggregation"),
-    (("remax", "vanilla", "token-mean", {"use_kl_in_reward": True}), "reads the rewards alone"),
-    (("reinforce_plus_plus_baseline", "vanilla", "token-mean", {"use_kl_in_reward": True}), "summed"),
     (("reinforce_plus_plus", "vanilla", "token-mean", {"gamma": 0.99}), "undiscounted"),
     (("grpo", "vanilla", "token-mean", {"clip_ratio_c": 1.1}), "dual clip"),
     (("grpo", "clip_cov", "token-mean", {"clip_ratio_high": 0.28}), "symmetric"),
@@ -480,6 +527,7 @@ def test_every_name_verl_registers_composes_or_is_refused():
     """Each of verl's names composes (and then a case above checks it against verl's formula) or is refused in one
     line that names the registry's parts of its axis."""
     covered = {k: {CASES[c][0][i] for c in CASES} for i, k in enumerate(VERL_NAMES)}
+    covered["adv_estimator"].add("gae")  # test_verls_gae_equals_the_ppo_row_from_verl
     for i, (key, names) in enumerate(VERL_NAMES.items()):
         for name in names:
             args = ["grpo", "vanilla", "token-mean"]

@@ -209,17 +209,17 @@ def to_trl(name, **overrides):
 VERL_DEFAULTS = dict(clip_ratio=0.2, clip_ratio_low=0.2, clip_ratio_high=0.2, clip_ratio_c=3.0, tau_pos=1.0,
                      tau_neg=1.05, clip_cov_ratio=2e-4, clip_cov_lb=1.0, clip_cov_ub=5.0, kl_cov_ratio=2e-4,
                      ppo_kl_coef=0.1, loss_scale_factor=None, use_kl_loss=False, kl_loss_coef=0.001,
-                     kl_loss_type="low_var_kl", norm_adv_by_std_in_grpo=True, epsilon=1e-6, gamma=1.0,
+                     kl_loss_type="low_var_kl", norm_adv_by_std_in_grpo=True, epsilon=1e-6, gamma=1.0, lam=1.0,
                      use_kl_in_reward=False, kl_penalty="kl", kl_ctrl_type="fixed", kl_coef=0.001)
 """verl's defaults (its ActorConfig and AlgoConfig) of the settings read here: actor.* (clip_ratio_low/high are
 0.2 themselves, so clip_ratio counts only where they are None, as in verl), actor.policy_loss.* (clip_cov_*,
-kl_cov_ratio, ppo_kl_coef), algorithm.* (norm_adv_by_std_in_grpo, gamma, use_kl_in_reward, kl_penalty) and
+kl_cov_ratio, ppo_kl_coef), algorithm.* (norm_adv_by_std_in_grpo, gamma, lam, use_kl_in_reward, kl_penalty) and
 algorithm.kl_ctrl.type / kl_coef as kl_ctrl_type / kl_coef. epsilon is compute_grpo_outcome_advantage's."""
 VERL_ALIASES = {"reinforce_plus_plus_baseline": "reinforce_plus_plus"}
 """verl's estimators that are a part with a setting: reinforce_plus_plus_baseline is reinforce_baseline='group'."""
 SEQ_MEAN_LOSSES = ("gspo", "sapo", "geo_mean")  # verl aggregates these by seq-mean-token-mean, whatever loss_agg_mode
-_DIFFERS = {"gae": "verl's gae whitens its advantages over the batch's tokens (masked_whiten) and the gae part "
-                   "here does not"}
+_DIFFERS = {}
+"""verl's names whose part here computes something else (none today)."""
 
 
 def verl_names(registry):
@@ -277,14 +277,14 @@ def _policy_settings(policy, c, low, high):
 
 
 def _advantage_settings(adv, est, c, kl_where):
-    if kl_where == "reward" and est in ("remax", "reinforce_plus_plus_baseline"):
-        raise ValueError(f"{est} with use_kl_in_reward: verl's {est} takes the KL "
-                         + ("from t on, the remax part here reads the rewards alone" if est == "remax" else
-                            "summed over the whole response, the reinforce_plus_plus part here from t on"))
+    if adv == "gae":  # verl whitens GAE's advantages over the batch's tokens (masked_whiten)
+        return {"gae_whiten": True}
     if adv == "reinforce_plus_plus":
         if est == "reinforce_plus_plus" and c["gamma"] != 1:
             raise ValueError(f"gamma={c['gamma']}: the reinforce_plus_plus part's returns are undiscounted (gamma 1)")
-        return {"reinforce_baseline": "group" if est.endswith("baseline") else "none"}
+        baseline = est.endswith("baseline")  # verl's _baseline estimator sums each response's token rewards
+        return {"reinforce_baseline": "group" if baseline else "none",
+                **({"reinforce_kl_span": "response"} if baseline and kl_where == "reward" else {})}
     return {"grpo": {"scale_rewards": "group" if c["norm_adv_by_std_in_grpo"] else "none", "adv_eps": c["epsilon"]},
             "grpo_passk": {"passk_std": bool(c["norm_adv_by_std_in_grpo"]), "adv_eps": c["epsilon"]},
             "gpg": {"gpg_count": "nonzero-reward"}}.get(adv, {})
@@ -347,6 +347,8 @@ def from_verl(adv_estimator="grpo", loss_mode="vanilla", loss_agg_mode="token-me
         settings["max_len"] = float(L)
     if kl is not None:
         section["beta"] = beta
+    if adv == "gae":  # GAE's discount and lambda are the run's (RLConfig), as verl's algorithm.gamma and lam
+        section.update(gamma=c["gamma"], lam=c["lam"])
     name = "+".join(p for p in (adv, policy, kl) if p) + ("-in-reward" if kl_in == "reward" else "")
     made = compose(adv, policy, kl, agg, kl_in=kl_in, name=name, defaults=section,
                    data_source=GreedyBaselinePairs if "rows" in ADVANTAGES[adv].extra else PolicySamples,
