@@ -62,7 +62,7 @@ def _hash(text):
 
 TEXT_LABEL = re.compile(r"\\text\{[^{}]*\}")  # an equation's words: translated, so masked when comparing
 # words a twin's \text{} may keep in English: symbols of the mathematics and option names, not prose
-TEXT_LABEL_WORDS = {"kl", "logp", "mean", "std", "sg", "clip", "odds", "pass", "seq", "token", "dr"}
+TEXT_LABEL_WORDS = {"kl", "logp", "mean", "std", "sg", "clip", "odds", "pass", "seq", "token", "dr", "group"}
 
 
 def _masked(math):

@@ -7,15 +7,15 @@ SENTENCES = {
     # 2. loss aggregation
     "token-mean GC of o1's token and o2's two tokens: {gc} = A_i times 2|o_i|/3":
         "token-mean 下 o1 的 token 和 o2 的两个 token 的 GC：{gc} = A_i 乘以 2|o_i|/3",
-    "{agg:<20} derived GC per token: {gc}": "{agg:<20} 推导出的每个 token 的 GC：{gc}",
-    "{agg:<20} factor of the shortest answer ({n_short:.0f} tokens) {short:.3f}, "
+    "{agg:<24} derived GC per token: {gc}": "{agg:<24} 推导出的每个 token 的 GC：{gc}",
+    "{agg:<24} factor of the shortest answer ({n_short:.0f} tokens) {short:.3f}, "
     "of the longest ({n_long:.0f} tokens) {long:.3f}":
-        "{agg:<20} 最短答案（{n_short:.0f} 个 token）的因子 {short:.3f}，最长答案（{n_long:.0f} 个 token）的因子 {long:.3f}",
-    "token-mean per group: each question's total weight {lo:.3f} to {hi:.3f} (= G)":
-        "按组的 token-mean：每个问题的总权重从 {lo:.3f} 到 {hi:.3f}（= G）",
-    "token-mean over the batch: {lo:.3f} to {hi:.3f}, in proportion to its answers' "
+        "{agg:<24} 最短答案（{n_short:.0f} 个 token）的因子 {short:.3f}，最长答案（{n_long:.0f} 个 token）的因子 {long:.3f}",
+    "group-token-mean: each question's total weight {lo:.3f} to {hi:.3f} (= G)":
+        "group-token-mean（按组的 token 平均）：每个问题的总权重从 {lo:.3f} 到 {hi:.3f}（= G）",
+    "token-mean (the batch's): {lo:.3f} to {hi:.3f}, in proportion to its answers' "
     "total length ({n_lo:.0f} to {n_hi:.0f} tokens)":
-        "在整个批次上的 token-mean：从 {lo:.3f} 到 {hi:.3f}，与该问题各答案的总长度（{n_lo:.0f} 到 {n_hi:.0f} 个 token）成正比",
+        "token-mean（整个批次的 token 平均）：从 {lo:.3f} 到 {hi:.3f}，与该问题各答案的总长度（{n_lo:.0f} 到 {n_hi:.0f} 个 token）成正比",
     # 3. the normaliser on several ranks
     "{name:<12} training moved a weight by up to {moved:.1e}; 2 ranks against 1 process: {same:.1e}; "
     "2 ranks each normalising by its own counts: {apart:.1e}":
@@ -94,4 +94,9 @@ SENTENCES = {
         "TRL 的 loss_type='dapo'、epsilon_high=0.28 -> train({name!r}, **{settings})",
     "our grpo in TRL: loss_type={loss!r}, use_bias_correction_kl={kl}; still different: {diffs}":
         "我们的 grpo 在 TRL 中：loss_type={loss!r}，use_bias_correction_kl={kl}；仍然不同的地方：{diffs}",
+    # 14: a composition of one's own
+    "{label}: max |grad J - grad surrogate| = {diff:.1e} on the small batch":
+        "{label}：在这个小批次上 |grad J - grad 替代损失| 的最大值 = {diff:.1e}",
+    "{label}: held-out greedy accuracy {before:.3f} -> {after:.3f} after {steps} steps ({seconds:.0f} s)":
+        "{label}：训练 {steps} 步后（{seconds:.0f} 秒），留出集上的贪心准确率 {before:.3f} -> {after:.3f}",
 }
