@@ -167,7 +167,26 @@ def ref_dro(c):  # verl's dro (compute_policy_loss_dro): A log pi - beta/2 (log 
     return -seq_mean(A * c.lp - c.hp.dro_beta / 2 * (c.lp - c.old) ** 2, c.m).mean()
 
 
-PEER_REFERENCE = {"dro": ref_dro, "sapo": ref_sapo, "vespo": ref_vespo, "luspo": ref_luspo, "gmpo": ref_gmpo,
+def dppo_region(c, A, kind):  # DPPO's trust region (arXiv 2602.04879 eq 13-14; verl dppo_tv / dppo_kl at 1dda039b)
+    p, q = torch.exp(c.lp).detach(), torch.exp(c.old)
+    low, high = getattr(c.hp, f"dppo_{kind}_delta_low"), getattr(c.hp, f"dppo_{kind}_delta_high")
+    if kind == "tv":
+        up, down = p - q <= high, p - q >= -low
+    else:
+        kl = q * (c.old - torch.log(p)) + (1 - q) * torch.log((1 - q + 1e-8) / (1 - p + 1e-8))
+        up, down = (kl <= high) | (p <= q), (kl <= low) | (p >= q)
+    return torch.where(A > 0, up, down).double()
+
+
+def ref_dppo(c, kind="tv"):  # DPPO as verl's example runs it: r - group mean, sg(r) A log pi in the region, sum / (B L)
+    G, r = c.G, c.r
+    A = torch.cat([r[g:g + G] - r[g:g + G].mean() for g in range(0, len(r), G)])[:, None] * c.m
+    w = torch.exp(c.lp - c.old).detach()
+    return -(w * dppo_region(c, A, kind) * A * c.lp * c.m).sum() / (len(r) * c.hp.max_len)
+
+
+PEER_REFERENCE = {"dppo": ref_dppo, "dppo-kl": lambda c: ref_dppo(c, "kl"),
+                  "dro": ref_dro, "sapo": ref_sapo, "vespo": ref_vespo, "luspo": ref_luspo, "gmpo": ref_gmpo,
                   "clip-cov": ref_clip_cov, "kl-cov": ref_kl_cov, "gpg": ref_gpg, "opo": ref_opo,
                   "grpo-passk": ref_grpo_passk, "gdpo": ref_gdpo}
 
@@ -177,6 +196,8 @@ PEER_OVERRIDES = {  # each far from the value tests/test_step_effects.py moves i
     "clip-cov": {"clip_cov_ratio": 0.02, "clip_cov_lb": 0.0, "clip_cov_ub": 0.3},  # some tokens among many
     "kl-cov": {"kl_cov_ratio": 0.2},
     "dro": {"dro_beta": 0.5},  # a pull the second update's log-ratios feel
+    "dppo": {"dppo_tv_delta_low": 0.03, "dppo_tv_delta_high": 0.03},  # the second update moves some tokens past it
+    "dppo-kl": {"dppo_kl_delta_low": 0.003, "dppo_kl_delta_high": 0.003},
 }
 
 
@@ -186,3 +207,41 @@ def gdpo_scores(r, gen):
 
 
 PEER_SCORES = {"gdpo": gdpo_scores}
+
+
+# ---- a teacher as the reward, and SFT's relatives (each against TRL's own loss in tests/test_teachers.py). The
+# teacher here is pi_ref shown the prompt (c.ref), as TEACHER_OVERRIDES ask of the rows whose default is another
+
+def ref_opd(c):  # on-policy distillation (arXiv 2306.13649; TRL IW-OPD at gamma 0): sg(log pi_T - log pi) log pi
+    return -token_mean((c.ref - c.lp).detach() * c.lp, c.m)
+
+
+def ref_sdft(c):  # TRL SDFT's sampled-token loss (arXiv 2601.19897): each response's mean, then the batch's
+    return -seq_mean((c.ref - c.lp).detach() * c.lp, c.m).mean()
+
+
+def ref_gkd(c):  # GKD's generalized JSD (arXiv 2306.13649 eq 2-3) of the coins (p, 1 - p) and (q, 1 - q)
+    b, keep = c.hp.gkd_beta, c.m.bool()
+    p = torch.where(keep, c.lp, torch.full_like(c.lp, -1.0)).exp()  # off the response: any finite value
+    q = torch.where(keep, c.ref, torch.full_like(c.ref, -1.0)).exp()
+
+    def kl(x, y):
+        return x * torch.log(x / y) + (1 - x) * torch.log((1 - x) / (1 - y))
+    mix = (1 - b) * p + b * q
+    d = kl(q, p) if b == 0 else kl(p, q) if b == 1 else b * kl(q, mix) + (1 - b) * kl(p, mix)
+    return token_mean(d, c.m)
+
+
+def ref_dft(c):  # DFT (arXiv 2508.05629 eq 8; TRL SFT loss_type="dft"): sg(pi) log pi over the batch's tokens
+    return -token_mean(c.lp.exp().detach() * c.lp, c.m)
+
+
+def ref_self_distill(c):  # SSD (arXiv 2604.01193): SFT on the policy's own samples, every one kept
+    return -seq_mean(c.lp, c.m).mean()
+
+
+PEER_REFERENCE.update({"opd": ref_opd, "gkd": ref_gkd, "sdft": ref_sdft, "opsd": ref_sdft, "dft": ref_dft,
+                       "self-distill": ref_self_distill})
+TEACHER_OVERRIDES = {"sdft": {"teacher_sees": "prompt"}, "opsd": {"teacher": "ref", "teacher_sees": "prompt"},
+                     "opd": {"opd_gamma": 0.0}, "gkd": {"gkd_beta": 0.3}}
+PEER_OVERRIDES.update(TEACHER_OVERRIDES)

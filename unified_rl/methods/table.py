@@ -179,5 +179,15 @@ ROWS = (
     Row("dro", "grpo", "dro", paper="verl dro; Richemond et al., arXiv 2405.19107",
         summary="GRPO's advantage with a quadratic pull of each token's log-ratio toward the sampler, no clip; no KL",
         ships_in=("verl",)),
+    # DPPO as verl's example runs it: Dr. GRPO's advantage, the sequences' token sums over L (verl's
+    # seq-mean-token-sum-norm since its b8d91ef8 is the constant aggregation here), no truncation (clip_ratio_c 10000)
+    Row("dppo", "grpo", "dppo_tv", aggregation="constant", settings={"scale_rewards": "none"},
+        paper="DPPO (Binary-TV), Qi et al., arXiv 2602.04879; verl dppo_tv",
+        summary="r - group mean on the tokens whose probability moved less than 0.15 against A's push: no ratio clip; "
+                "no KL", ships_in=("verl", "prime-rl", "SkyRL")),
+    Row("dppo-kl", "grpo", "dppo_kl", aggregation="constant", settings={"scale_rewards": "none"},
+        paper="DPPO (Binary-KL), Qi et al., arXiv 2602.04879; verl dppo_kl",
+        summary="r - group mean on the tokens whose binary KL to pi_old stays under 0.05 against A's push; no KL",
+        ships_in=("verl", "SkyRL")),
 )
 """Every reinforcement-learning method as a composition (the preference family: methods/preference.py)."""

@@ -136,4 +136,10 @@ MESSAGES = {
     'method.summary.dro':
         ("GRPO's advantage with a quadratic pull of each token's log-ratio toward the sampler, no clip; no KL",
          'GRPO 的优势，加上把每个 token 的对数比拉回采样策略的二次项，不裁剪；不用 KL'),
+    'method.summary.dppo':
+        ("r - group mean on the tokens whose probability moved less than 0.15 against A's push: no ratio clip; no KL",
+         'r 减去组内均值，只作用在概率朝 A 推动方向的变化不超过 0.15 的 token 上：不裁剪重要性比率；不用 KL'),
+    'method.summary.dppo-kl':
+        ("r - group mean on the tokens whose binary KL to pi_old stays under 0.05 against A's push; no KL",
+         'r 减去组内均值，只作用在朝 A 推动方向、到 pi_old 的二元 KL 不超过 0.05 的 token 上；不用 KL'),
 }

@@ -281,6 +281,69 @@ SENTENCES = {
     "The square's derivative is -beta log rho: a token whose probability rose is pushed back in proportion to how "
     "far, with no clip and no zero.":
         "平方项的导数是 -beta log rho：概率上升了的 token 按上升的幅度被推回，不裁剪，也不会变成零。",
+    # the 2026 field's losses (parts/sampler_corrections.py, policy_terms/{dppo,topr,kimi}.py, extra_terms.py,
+    # advantages/reward_norm.py)
+    "with pi_sampler = pi_old and C >= 1 the weight is 1: the GC is A r":
+        "当 pi_sampler = pi_old 且 C >= 1 时权重为 1：GC 就是 A r",
+    "a token whose rho_s is above the band's top gets GC 0":
+        "rho_s 超过区间上界的 token 的 GC 为 0",
+    "rho_s = pi_old / pi_sampler is fixed before the update, so TIS's min(rho_s, C) and MIS's band multiply the "
+    "token's GC: GC = w_t m_t A r_t, the weight never differentiated.":
+        "rho_s = pi_old / pi_sampler 在更新之前就已确定，所以 TIS 的 min(rho_s, C) 和 MIS 的区间掩码直接乘在 token 的 "
+        "GC 上：GC = w_t m_t A r_t，权重本身从不求导。",
+    "a token whose probability rose by more than delta gets GC 0 where A > 0":
+        "当 A > 0 时，概率上升超过 delta 的 token 的 GC 为 0",
+    "a token that rose from 0.5 to 0.9 (binary KL 0.51 > delta = 0.05) gets GC 0 where A > 0":
+        "当 A > 0 时，概率从 0.5 升到 0.9 的 token（二元 KL 0.51 > delta = 0.05）的 GC 为 0",
+    "a token whose probability fell keeps its GC min(r, C) A where A > 0":
+        "当 A > 0 时，概率下降了的 token 保留它的 GC min(r, C) A",
+    "a rare token may triple (r = 3) and keep its GC 3 A: PPO's clip at 1 + eps would zero it":
+        "罕见 token 的概率可以变成三倍（r = 3）并保留 GC 3 A：PPO 在 1 + eps 处的裁剪会把它变成 0",
+    "The trust region bounds a divergence of the token's probability, not the ratio p / q: a token of probability "
+    "0.01 may triple and keep its GC, one of probability 0.5 may not move far. The kept tokens' weight min(r, C) is "
+    "not differentiated, so the GC is min(r, C) A.":
+        "信赖域限制的是 token 概率的散度，而不是比率 p / q：概率为 0.01 的 token 可以变成三倍并保留 GC，"
+        "概率为 0.5 的 token 却不能移动太远。保留下来的 token 的权重 min(r, C) 不求导，所以 GC 是 min(r, C) A。",
+    "a negative token the update made likelier (rho > 1) keeps the GC w- A, not w- rho A":
+        "更新使其概率变大（rho > 1）的负样本 token 的 GC 是 w- A，而不是 w- rho A",
+    "a positive token's GC w+ A does not read rho":
+        "正样本 token 的 GC w+ A 不依赖 rho",
+    "Positive rows: GC w+ A whatever pi_theta / pi_old (SFT on them); negative rows: w- min(rho, 1) A, the ratio "
+    "tapered at 1 and not differentiated.":
+        "正样本行：无论 pi_theta / pi_old 是多少，GC 都是 w+ A（相当于在它们上做 SFT）；负样本行：w- min(rho, 1) A，"
+        "比率在 1 处截断，并且不求导。",
+    "at pi_old = pi_theta the GC is |o_i| A_i, REINFORCE's with the token sum":
+        "当 pi_old = pi_theta 时 GC 是 |o_i| A_i，即按 token 求和的 REINFORCE 的 GC",
+    "The square of the response's log-ratio pulls every token of o_i back by tau times the summed log-ratio of the "
+    "response, not by its own (ROLL's per-token square, verl's dro).":
+        "整个回答的对数比的平方把 o_i 的每个 token 按 tau 乘以整个回答的对数比之和往回拉，"
+        "而不是按各自的对数比（那是 ROLL 的逐 token 平方，即 verl 的 dro）。",
+    "at pi_old = pi_theta the term's GC is 0":
+        "当 pi_old = pi_theta 时该项的 GC 为 0",
+    "The square pulls each token's log-ratio back toward pi_old with GC -2 tau log r, in the aggregation of the "
+    "policy term (prime-rl sums both over the batch's tokens).":
+        "平方项以 GC -2 tau log r 把每个 token 的对数比拉回 pi_old，聚合方式与策略项相同"
+        "（prime-rl 把两者都在批次的所有 token 上求和）。",
+    "a row with reward <= 0 gets no GC from the term":
+        "奖励 <= 0 的行从该项得到的 GC 为 0",
+    "The NLL is a function of the sampled tokens' log-probs, so its GC is exact: mu B |o_i| / N+ on the rows with "
+    "reward > 0, N+ their tokens, whatever the policy term's aggregation.":
+        "NLL 是采样 token 对数概率的函数，所以它的 GC 是精确的：在奖励 > 0 的行上为 mu B |o_i| / N+，"
+        "N+ 是这些行的 token 数，与策略项的聚合方式无关。",
+    "E_pi[GC grad log pi] = c grad H, the exact entropy's gradient (d/dz_{j})":
+        "E_pi[GC grad log pi] = c grad H，即精确熵的梯度（d/dz_{j}）",
+    "TRL's bonus is the entropy of the whole distribution at each prefix, no function of the sampled token's "
+    "log-prob: its gradient is no GC. The importance-weighted surprisal -rho log pi estimates it, and its GC -c rho "
+    "(log pi + 1) has TRL's gradient as its expectation over the sampled tokens, not on one batch.":
+        "TRL 的熵奖励是每个前缀处整个分布的熵，不是采样 token 对数概率的函数：它的梯度不是一个 GC。"
+        "重要性加权的惊奇度 -rho log pi 是它的估计，其 GC -c rho (log pi + 1) 在采样 token 上的期望等于 TRL 的梯度，"
+        "但在单个批次上并不相等。",
+    "a group whose two rewards are equal gets A = 0 under the group mean":
+        "两个奖励相等的组在减去组内均值后 A = 0",
+    "LitePPO subtracts each group's mean and divides by the batch's std: a question the policy nearly always solves "
+    "keeps a small advantage instead of one its tiny group std blows up.":
+        "LitePPO 减去组内均值、除以整个批次的 std：策略几乎总能答对的问题保留一个小的优势，"
+        "而不会被它很小的组内 std 放大。",
     # a teacher as the reward: on-policy distillation, GKD on the sampled token; DFT
     # (parts/advantages/teacher.py, parts/policy_terms/gkd.py, parts/policy_terms/dft.py)
     "where the teacher gives token {t} the policy's probability its GC is 0":
