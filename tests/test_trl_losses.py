@@ -223,8 +223,29 @@ CASES = {  # name: (GRPOConfig loss settings, TRL's keyword for the micro-batch 
 
 
 def mapped(config, micro, n_rewards):
-    extra = {"per_device_train_batch_size": micro, "gradient_accumulation_steps": GROUPS} if micro else {}
+    # micro-batches of one group each, as this test builds them: TRL generates each apart (steps_per_generation 1)
+    extra = {"per_device_train_batch_size": micro, "gradient_accumulation_steps": GROUPS,
+             "steps_per_generation": 1} if micro else {}
     return from_trl(**config, **extra, num_generations=G, max_completion_length=T, n_rewards=n_rewards)
+
+
+def test_bnpo_over_shuffled_micro_batches_is_refused_because_trl_shuffles():
+    """TRL's own shuffle and split (the generation batch of steps_per_generation micro-batches: shuffle_sequence_dict,
+    then split_tensor_dict) give micro-batches that are not the groups, so bnpo with gradient accumulation (and
+    steps_per_generation left at gradient_accumulation_steps, TRL's default) normalises random sets of rows: from_trl
+    refuses it in one line naming the shuffle; one generation per one-group micro-batch maps to group-token-mean."""
+    from trl.trainer.utils import shuffle_sequence_dict, split_tensor_dict
+
+    torch.manual_seed(0)
+    rows = {"group": torch.arange(GROUPS).repeat_interleave(G)}  # the generation batch, group-major as TRL makes it
+    chunks = split_tensor_dict(shuffle_sequence_dict(rows), GROUPS)
+    assert any(len(set(c["group"].tolist())) > 1 for c in chunks)  # a micro-batch holds rows of several groups
+    config = dict(loss_type="bnpo", num_generations=G, per_device_train_batch_size=G, gradient_accumulation_steps=GROUPS)
+    with pytest.raises(ValueError, match="shuffles the rows") as e:
+        from_trl(**config)
+    assert "\n" not in str(e.value)
+    assert from_trl(**config, steps_per_generation=1)[1]["aggregation"] == "group-token-mean"
+    assert from_trl(loss_type="bnpo")[1]["aggregation"] == "token-mean"  # one micro-batch
 
 
 @pytest.mark.parametrize("off_policy", [False, True], ids=["on-policy", "off-policy"])

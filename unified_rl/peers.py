@@ -29,9 +29,10 @@ TRL_DEFAULTS = dict(loss_type="dapo", beta=0.0, epsilon=0.2, epsilon_high=None, 
                     multi_objective_aggregation="sum_then_normalize", sapo_temperature_pos=1.0,
                     sapo_temperature_neg=1.05, vespo_k_pos=2.0, vespo_lambda_pos=3.0, vespo_k_neg=3.0,
                     vespo_lambda_neg=2.0, num_generations=8, per_device_train_batch_size=8,
-                    gradient_accumulation_steps=1, num_iterations=1, learning_rate=1e-6, temperature=1.0,
-                    n_rewards=1)
-"""TRL 1.16's GRPOConfig defaults of every field read here (n_rewards: how many reward_funcs)."""
+                    gradient_accumulation_steps=1, steps_per_generation=None, num_iterations=1, learning_rate=1e-6,
+                    temperature=1.0, n_rewards=1)
+"""TRL 1.16's GRPOConfig defaults of every field read here (n_rewards: how many reward_funcs; steps_per_generation
+None is gradient_accumulation_steps, as in TRL)."""
 
 # the loss types that are GRPO's clipped ratio with one aggregation (TRL's _compute_loss: coef_2 = clamp(...));
 # dapo normalises by the whole batch's tokens (verl's token-mean), bnpo by each micro-batch's (_bnpo)
@@ -61,13 +62,20 @@ def _refuse(c, method, **unsupported):
 
 
 def _bnpo(c):
-    """bnpo normalises by the tokens of each micro-batch: per group, or over the batch, here."""
-    if c["per_device_train_batch_size"] == c["num_generations"]:
-        return "group-token-mean"
+    """bnpo normalises by the tokens of each micro-batch. One micro-batch: the batch's (token-mean). Several: TRL
+    generates steps_per_generation micro-batches at once, shuffles their rows (shuffle_sequence_dict) and splits
+    them (split_tensor_dict), so a micro-batch is a random set of rows, which no aggregation here reproduces; only
+    a generation per micro-batch of one group each is a group's token mean (group-token-mean)."""
     if c["gradient_accumulation_steps"] == 1:
         return "token-mean"
-    raise ValueError("loss_type='bnpo' normalises each micro-batch by its own tokens: here that is one group "
-                     "(per_device_train_batch_size = num_generations) or the whole batch (one micro-batch)")
+    per_generation = c["steps_per_generation"] or c["gradient_accumulation_steps"]
+    if per_generation == 1 and c["per_device_train_batch_size"] == c["num_generations"]:
+        return "group-token-mean"
+    raise ValueError("loss_type='bnpo' with gradient_accumulation_steps > 1 normalises each micro-batch by its own "
+                     "tokens, and TRL shuffles the rows of the steps_per_generation micro-batches it generates at once "
+                     "before it splits them, so a micro-batch is a random set of rows: no aggregation here is that; "
+                     "use one micro-batch (token-mean), loss_type='dapo', or steps_per_generation=1 with "
+                     "per_device_train_batch_size = num_generations (one group a micro-batch: group-token-mean)")
 
 
 def from_trl(**config):

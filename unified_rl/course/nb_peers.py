@@ -18,7 +18,7 @@ TRL_LOSS_TYPES = (  # (GRPOConfig fields, the GC's key): a loss-type row shows i
     ({"loss_type": "dr_grpo"}, "nb.peers.gc.dr_grpo"),
     ({"loss_type": "dapo"}, "nb.peers.gc.dapo"),
     ({"loss_type": "bnpo", "per_device_train_batch_size": 8, "num_generations": 8,
-      "gradient_accumulation_steps": 16}, "nb.peers.gc.bnpo"),
+      "gradient_accumulation_steps": 16, "steps_per_generation": 1}, "nb.peers.gc.bnpo"),
     ({"loss_type": "luspo", "importance_sampling_level": "sequence"}, "nb.peers.gc.luspo"),
     ({"loss_type": "cispo", "epsilon_high": 5.0}, "nb.peers.gc.cispo"),
     ({"loss_type": "sapo"}, "nb.peers.gc.sapo"),
