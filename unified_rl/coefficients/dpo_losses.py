@@ -28,6 +28,9 @@ one k- a-, with (a+, a-):
 | sft          | 1 (mean), or 1 / mean chosen length (sum)      | 0                     | SFT on the chosen  |
 | sigmoid_norm | sigmoid under norm="mean": DeepSeekMath's DPO (eq 12-14, `coefficients.dpo`)             |
 
+bco_pair is TRL's: the BCO paper (arXiv 2404.04656) shifts each reward by delta, a running mean of the batch's
+rewards, -log sig(r+ - delta) - log sig(-(r- - delta)); TRL 1.16's DPOTrainer (dpo_trainer.py, loss_type
+"bco_pair") leaves delta out, and so does this row.
 AOT: g(d) = beta ((1-eps) sig(-beta d) - eps sig(beta d)); aot sorts the policy's margins (log-probs,
 chosen minus rejected) and pi_ref's over the batch and takes d = sorted minus sorted, aot_unpaired the
 chosen and the rejected log-ratios: each response gets the GC of the sorted position it holds. TRL's

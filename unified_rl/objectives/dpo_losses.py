@@ -4,7 +4,8 @@ Differentiable and written without the coefficients (`coefficients.dpo_losses` d
 so autograd of J is the oracle for each GC. The scores are log-ratio sums (norm="sum": the papers'
 sequence log-probs) or per-token means (norm="mean": DeepSeekMath's eq 12). Sources (arXiv): DPO
 2305.18290 eq 7; hinge: SLiC 2305.10425 as RSO 2309.06657 uses it; IPO 2310.12036 eq 17; EXO 2402.00856
-eq 16 (two responses); NCA 2402.05369; robust DPO 2403.00409; BCO 2404.04656 (its pairwise form); SPPO
+eq 16 (two responses); NCA 2402.05369; robust DPO 2403.00409; BCO 2404.04656 (its
+pairwise form as TRL's DPOTrainer has it: without the paper's running shift delta); SPPO
 2405.00675 eq 4.7 with hard probabilities; AOT 2406.05882 (sorted margins); APO 2408.06266 eq 7 (zero)
 and 8 (down); DiscoPOP 2406.08414 eq 5 (its log-ratio modulated loss); sft: the chosen responses' NLL.
 """
