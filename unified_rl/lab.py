@@ -38,6 +38,7 @@ class Lab:
     sft_problems: list
     rl_problems: list
     test_problems: list
+    teacher: object = None  # a frozen teacher loaded for a distillation method (data/teachers.py), or None
 
     @property
     def world(self):

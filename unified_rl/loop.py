@@ -14,6 +14,7 @@ import torch
 from tqdm.auto import tqdm
 
 from . import distributed, evaluation, fsdp, runs
+from .data import samplers, teachers
 from .kl import k3
 from .paradigm import surrogate_loss
 from .rewards import rule_reward
@@ -134,6 +135,33 @@ def check_finite(policy, step):
                          "the run stopped (a run folder keeps its last save)")
 
 
+def check_ref_sync(method, lab):
+    """ValueError, in one line, where `ref_sync_steps` cannot apply: no pi_ref, or one that is no copy of the policy."""
+    cfg = lab.preset.rl
+    if method.section != "rl" or not cfg.ref_sync_steps:
+        return
+    what = f"ref_sync_steps={cfg.ref_sync_steps}"
+    if not method.uses_ref:
+        raise ValueError(f"{what}: {method.name} reads no pi_ref, so there is none to sync")
+    if fsdp.sharded(lab.policy):
+        raise ValueError(f"{what}: syncing an fsdp-sharded pi_ref is not supported; train it with fsdp off")
+    mine, its = dict(lab.policy.named_parameters()), dict(lab.ref.named_parameters())
+    if [(n, p.shape) for n, p in mine.items()] != [(n, p.shape) for n, p in its.items()]:
+        raise ValueError(f"{what}: pi_ref is not a copy of the policy's weights (with LoRA it is the policy with "
+                         "its adapter off), so it cannot be mixed with them")
+
+
+@torch.no_grad()
+def sync_ref(lab, updates):
+    """TR-DPO (Gorbatovski et al., arXiv 2404.09656; TRL's SyncRefModelCallback): after update number `updates`,
+    if it is a multiple of tau = ref_sync_steps, pi_ref <- alpha pi_theta + (1 - alpha) pi_ref, weight by weight."""
+    cfg = lab.preset.rl
+    if not cfg.ref_sync_steps or updates % cfg.ref_sync_steps:
+        return
+    for ref, theta in zip(lab.ref.parameters(), lab.policy.parameters(), strict=True):
+        ref.mul_(1.0 - cfg.ref_sync_alpha).add_(theta, alpha=cfg.ref_sync_alpha)
+
+
 def fit(m, lab, hp, steps, summary, eval_every=None, progress=True, out=None, save_every=None,
         resume=None, label=None):
     """Train `lab.policy` in place with method `m` for `steps` steps in all; returns a Run.
@@ -143,7 +171,9 @@ def fit(m, lab, hp, steps, summary, eval_every=None, progress=True, out=None, sa
     """
     preset, cfg = lab.preset, lab.preset.rl
     section = getattr(preset, m.section)
-    source = m.data_source(lab)
+    lab = teachers.load(lab) if teachers.reads_teacher(m) else lab  # a teacher folder, read-only
+    source = samplers.source_of(m, lab)  # the method's, or drawn by a stale or rounded copy of the policy
+    check_ref_sync(m, lab)
     extra = m.extra_loss(lab) if m.extra_loss else None
     sharded = fsdp.sharded(lab.policy)
     if extra is not None and sharded:
@@ -182,7 +212,7 @@ def fit(m, lab, hp, steps, summary, eval_every=None, progress=True, out=None, sa
         logp_old = None
         weight = distributed.scaled(distributed.part(len(batch)))  # 1.0 outside a distributed run
         chunked = 0 < micro < (distributed.greatest(len(batch)) if sharded else len(batch))
-        for _ in range(epochs):
+        for e in range(epochs):
             if chunked:  # log-probs first without grad, then forward-backward a micro-batch at a time
                 logp = batch_logp(lab.policy, batch, micro, grad=False, only_response=only_response)
             else:
@@ -207,6 +237,7 @@ def fit(m, lab, hp, steps, summary, eval_every=None, progress=True, out=None, sa
             opt.step()
             if not sharded:  # an FSDP2 run's weights are checked whole when saved (runs.save_run)
                 check_finite(lab.policy, it + 1)
+            sync_ref(lab, it * epochs + e + 1)  # TR-DPO: pi_ref moves toward pi_theta every ref_sync_steps updates
         row = {"step": it + 1, "seconds": round(time.time() - t0, 3)}
         parts = _parts(step, coef)
         if m.reward is not None:  # the batch was sampled: how often its answers are right

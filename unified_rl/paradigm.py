@@ -132,6 +132,7 @@ class Step:
     targets: Any = None  # ExtraLoss.targets of this batch, or None
     across: Any = None  # reductions over every rank's rows (sum, max, min, gather) in a distributed run, else None:
     # the world travels on the step, so no part and no method knows of the process group
+    teacher_logp: Any = None  # (B, T) a teacher's log-probs of the batch (the distillation methods), or None
 
 
 @dataclass
@@ -148,15 +149,16 @@ class TensorBatch:
 
 
 def step_from_tensors(logp, mask, cfg, *, logp_ref=None, logp_old=None, scores=None, adv=None,
-                      group_size=1, hp=None, targets=None, truncated=None, entropy=None, across=None):
+                      group_size=1, hp=None, targets=None, truncated=None, entropy=None, across=None,
+                      teacher_logp=None):
     """A Step from bare tensors, to call `METHODS[name].coefficient` outside a run (widgets, tests).
 
     logp_old defaults to logp.detach() (on-policy). Row layout is the method's data source's: DPO
     wants its B chosen rows first, then their B rejected partners. truncated, entropy: what a sampler
-    records (sampling.Rollout), for the options that read them.
+    records (sampling.Rollout), for the options that read them; teacher_logp: a teacher's log-probs.
     """
     mask = _checks.response_mask(mask)
     logp = _checks.per_token(logp, "logp", mask)
     logp_old = logp.detach() if logp_old is None else logp_old
     batch = TensorBatch(mask, group_size, truncated, entropy)
-    return Step(batch, scores, logp, logp_old, logp_ref, adv, cfg, hp, targets, across)
+    return Step(batch, scores, logp, logp_old, logp_ref, adv, cfg, hp, targets, across, teacher_logp)

@@ -4,7 +4,7 @@ Every method's hyper-parameters live in one small frozen dataclass (CleanRL styl
 field); a preset holds the world they train in and their defaults for that machine.
 """
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 import torch
 
@@ -23,6 +23,10 @@ class SFTConfig:
     """problems per step"""
     lr: float = 3e-3
     """AdamW learning rate (after a linear warm-up)"""
+
+
+SAMPLER_DTYPES = ("same", "bfloat16", "q8_0", "q4_1", "gguf")
+TEACHER_SEES = ("prompt", "answer", "solution")
 
 
 @dataclass(frozen=True)
@@ -56,6 +60,26 @@ class RLConfig:
     """PPO value model learning rate"""
     frozen_samples: int = 8
     """RFT/DPO: samples per question drawn once from the frozen SFT model"""
+    sampler_lag: int = 0
+    """the batch is sampled by the policy of this many steps ago (a snapshot of its weights; the first steps by
+    the oldest kept): stale samples, as an asynchronous trainer draws them; the batch records that sampler's
+    log-probs (View.sampler_logp) while pi_old stays the learner's (data/samplers.py)"""
+    sampler_dtype: str = field(default="same", metadata={"choices": SAMPLER_DTYPES})
+    """the sampler's weights: same (the learner's), bfloat16 (a bf16 copy), q8_0 or q4_1 (each matrix rounded
+    to ggml's block format and back), gguf (each tensor to the type the model's GGUF file stores it in)"""
+    teacher: str = "ref"
+    """the distillation methods' teacher, never trained: ref (pi_ref; with LoRA the adapter off), policy
+    (pi_theta as the batch's updates begin) or a checkpoint folder (a run's checkpoint), loaded read-only"""
+    teacher_sees: str = field(default="prompt", metadata={"choices": TEACHER_SEES})
+    """what the teacher reads before the response: the prompt; answer or solution: the question's reference
+    answer or solution too (SDFT's and OPSD's privileged context; after the question in a chat prompt)"""
+    gkd_lambda: float = 1.0
+    """GKD's lambda: the chance a batch is the policy's samples rather than the SFT set's solutions"""
+    ref_sync_steps: int = 0
+    """TR-DPO's tau (TRL's ref_model_sync_steps): every this many updates pi_ref <- alpha pi_theta +
+    (1 - alpha) pi_ref; 0 keeps pi_ref frozen"""
+    ref_sync_alpha: float = 0.6
+    """TR-DPO's alpha (TRL's ref_model_mixup_alpha): the policy's share of a synced pi_ref; 1 copies it"""
 
 
 @dataclass(frozen=True)

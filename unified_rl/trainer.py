@@ -45,7 +45,9 @@ def max_steps_cap():
 
 POSITIVE = ("steps", "lr", "epochs", "group_size", "prompts_per_step", "temperature", "batch_size",
             "frozen_samples", "dpo_beta", "value_lr")
-AT_LEAST_ZERO, UNIT = ("clip_eps", "beta"), ("gamma", "lam")
+AT_LEAST_ZERO, UNIT = ("clip_eps", "beta", "sampler_lag", "ref_sync_steps"), ("gamma", "lam", "gkd_lambda",
+                                                                            "ref_sync_alpha")
+WHOLE = ("steps", "epochs", "group_size", "prompts_per_step", "batch_size", "sampler_lag", "ref_sync_steps")
 
 
 def _allowed(key):
@@ -63,13 +65,17 @@ def _allowed(key):
 
 def check_section(section, name):
     """ValueError naming the first setting of `section` (an RLConfig or SFTConfig) out of its range."""
+    for f in dataclasses.fields(section):  # a named choice (sampler_dtype, teacher_sees): one of its choices
+        choices = f.metadata.get("choices")
+        if choices and getattr(section, f.name) not in choices:
+            raise ValueError(f"{name}.{f.name} must be one of {', '.join(choices)}, got {getattr(section, f.name)!r}")
     for k, v in dataclasses.asdict(section).items():
         if isinstance(v, bool) or not isinstance(v, (int, float)):
             continue
         want, ok = _allowed(k)
         if not (math.isfinite(v) and ok(v)):
             raise ValueError(f"{name}.{k} must be {want}, got {v!r}")
-        if k in ("steps", "epochs", "group_size", "prompts_per_step", "batch_size") and v != int(v):
+        if k in WHOLE and v != int(v):
             raise ValueError(f"{name}.{k} must be a whole number, got {v!r}")
 
 

@@ -1,9 +1,9 @@
 """How a Method meets a batch: the one path the trainer and the model oracle (verify.py) share.
 
 `configure` gives a run its settings (the method's defaults, then the caller's overrides). Once per
-batch, `prepare` scores it and computes log pi_ref, the method's advantages and its extra loss's
-targets; for each update, `step_of` builds the Step and `coefficient_of` runs the method's
-coefficient on it. So the oracle proves the very call that trains. See docs/ARCHITECTURE.md.
+batch, `prepare` scores it and computes log pi_ref, the method's advantages, its extra loss's
+targets and a teacher's log-probs; for each update, `step_of` builds the Step and `coefficient_of`
+runs the method's coefficient on it. So the oracle proves the very call that trains. See docs/ARCHITECTURE.md.
 """
 
 from dataclasses import dataclass, fields, replace
@@ -12,6 +12,7 @@ from typing import Any
 import torch
 
 from . import distributed
+from .data import teachers
 from .paradigm import Step
 from .sampling import token_logp
 from .worlds import world_of
@@ -56,6 +57,7 @@ class Prepared:
     logp_ref: Any  # (B, T) or None
     adv: Any  # (B, T) or None
     targets: Any  # the extra loss's targets, or None
+    teacher_logp: Any = None  # (B, T) the teacher's log-probs (a method whose parts read a teacher), or None
 
 
 def policy_logp(model, batch, response_only=False):
@@ -83,14 +85,15 @@ def prepare(method, lab, batch, extra=None, scores=None):
             logp_ref = policy_logp(lab.ref, batch, response_only(lab))  # (B, T)
     adv = method.advantage(lab, batch, scores, logp_ref, extra) if method.advantage else None
     targets = extra.targets(lab, batch, scores, logp_ref, adv) if extra is not None else None
-    return Prepared(batch, scores, logp_ref, adv, targets)
+    teacher_logp = teachers.of_batch(method, lab, batch, logp_ref)  # a distillation method's teacher, or None
+    return Prepared(batch, scores, logp_ref, adv, targets, teacher_logp)
 
 
 def step_of(prep, logp, logp_old, cfg, hp=None):
     """The Step of one update: `logp` with grad, `logp_old` the policy's when the batch's updates began; the
     world's reductions over the ranks' rows travel on it (`Step.across`, None in one process)."""
     return Step(prep.batch, prep.scores, logp, logp_old, prep.logp_ref, prep.adv, cfg, hp, prep.targets,
-                distributed.across())
+                distributed.across(), prep.teacher_logp)
 
 
 def coefficient_of(method, step):

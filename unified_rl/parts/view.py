@@ -36,6 +36,7 @@ class View:
     entropy: Any = None  # (B, T) the sampler's entropy at each token, or None
     grad: bool = False  # whether logp carries its gradient (the objective's side)
     kl_reward: Optional[torch.Tensor] = None  # (B, T) the KL estimate k per token where the KL sits in the reward
+    teacher_logp: Optional[torch.Tensor] = None  # (B, T) a teacher's log-probs (the Step's, else pi_ref's), or None
 
     @classmethod
     def of(cls, step, hp, grad=False):
@@ -48,10 +49,12 @@ class View:
         batch = step.batch
         sampler = getattr(batch, "logp", None)
         sampler = old if sampler is None else _checks.per_token(sampler, "the sampler's logp", mask).detach()
+        teacher = getattr(step, "teacher_logp", None)  # none given: the default teacher, pi_ref
+        teacher = ref if teacher is None else _checks.per_token(teacher, "teacher_logp", mask).detach()
         return cls(mask=mask, full=mask, logp=logp, logp_old=old, logp_ref=ref, scores=step.scores,
                    group_size=batch.group_size, hp=hp, cfg=step.cfg, across=getattr(step, "across", None),
                    adv=step.adv, sampler_logp=sampler, truncated=getattr(batch, "truncated", None),
-                   entropy=getattr(batch, "entropy", None), grad=grad)
+                   entropy=getattr(batch, "entropy", None), grad=grad, teacher_logp=teacher)
 
     def setting(self, name, default=None):
         """The run's value of one setting (the composition's, else `default`)."""
