@@ -6,13 +6,16 @@ import dataclasses
 import json
 import math
 import os
+import re
 import subprocess
 import sys
 
+import _quoted_numbers as _q
+import numpy as np
 import pytest
 
 from unified_rl.experiments import (EXPERIMENTS, common, data_source, figure7, noisy_reward, policy_family, real_model,
-                                   preference_family, reward_function)
+                                   preference_family, reward_function, verdicts)
 from unified_rl.presets import get_preset
 
 
@@ -47,21 +50,88 @@ def test_figure7(tmp_path):
     assert len(on_disk["per_seed"]) == 1 and {"sft", "rl", "seed"} <= set(on_disk["per_seed"][0])
     assert len(on_disk["per_seed"][0]["sft"]["hits"]) == on_disk["budget"]["k_problems"]
     v = on_disk["verdict"]
-    assert v["k"] == 4 and v["maj_at_k"]["change"].startswith("no verdict from 1 seed")  # one seed decides nothing
-    assert v["sentence"].startswith("no verdict from 1 seed(s), a verdict needs 3; RL - SFT at K = 4")
+    assert v["k"] == 4 and v["maj_at_k"]["verdict"].startswith("no verdict from 1 seed")  # one seed decides nothing
+    assert v["sentence"] == "Maj@4 and Pass@4: no verdict from 1 seed(s) (needs 3)"
     assert on_disk["headline"]["verdict"] == v["sentence"] and _finite(on_disk["seconds"]["wall_s"])
     q = figure7.per_question(on_disk, 0)
     assert q["questions"] == 4 and 0 <= q["lost"] <= 4
 
 
-@pytest.mark.parametrize("diffs, word", [
-    ([0.10, 0.20, 0.15], "raised"), ([-0.1, -0.2, -0.15], "lowered"),
-    ([0.10, 0.20, -0.01], "no clear change"),  # one seed disagrees
-    ([0.01, 0.30, 0.01], "no clear change"),  # every seed agrees, but the mean is within the spread
-    ([0.05, 0.30, 0.05], "no clear change"),  # mean 0.133: within the sample std 0.144 (not the population's 0.118)
-    ([0.2, 0.1], "no verdict from 2 seed(s) (needs 3)")])
-def test_figure7_verdict_needs_every_seed_and_a_mean_beyond_the_spread(diffs, word):
-    assert figure7.change(diffs) == word
+# --- the course's one verdict rule (experiments/verdicts.py)
+
+@pytest.mark.parametrize("p, df", [(0.975, 1), (0.975, 2), (0.9875, 2), (0.99375, 2), (0.9, 1), (0.6, 2)])
+def test_t_quantile_matches_the_closed_forms(p, df):
+    """Student's t has closed forms at df = 1 (Cauchy) and df = 2; the bisection on the incomplete beta
+    must meet them (a wrong continued fraction, or a tail counted once instead of halved, would not)."""
+    exact = math.tan(math.pi * (p - 0.5)) if df == 1 else (2 * p - 1) / math.sqrt(2 * p * (1 - p))
+    assert verdicts.t_quantile(p, df) == pytest.approx(exact, rel=1e-9)
+    assert verdicts.t_quantile(1 - p, df) == pytest.approx(-exact, rel=1e-9)
+
+
+def test_t_quantile_matches_the_printed_tables():
+    for df, want in ((4, 2.776), (10, 2.228), (30, 2.042), (1000, 1.962)):
+        assert verdicts.t_quantile(0.975, df) == pytest.approx(want, abs=6e-4)
+    with pytest.raises(ValueError):
+        verdicts.t_quantile(1.0, 2)
+
+
+def test_simultaneous_intervals_cover_every_true_mean_95_percent_of_the_time():
+    """m = 4 differences, 3 seeds each, normal noise: the four Bonferroni intervals contain all four true
+    means in >= 95 % of 4000 draws (Bonferroni promises it; about 95.3 % here), where four unadjusted
+    95 % intervals hold together only about 0.95^4 = 81 % of the time (the planted slip the test catches)."""
+    rng = np.random.default_rng(0)
+    truth = np.array([0.0, 0.1, -0.05, 0.2])
+    draws = truth[None, :, None] + rng.normal(0, 0.1, (4000, 4, 3))  # (reps, m, seeds)
+    def together(level):
+        return np.mean([all(lo <= t <= hi for t, (lo, hi) in zip(truth, (verdicts.t_interval(d, level) for d in rep)))
+                        for rep in draws])
+    assert together(1 - 0.05 / 4) >= 0.94  # 4000 draws: the estimate's sd is 0.0034
+    assert together(0.95) < 0.86
+
+
+def test_verdict_words_follow_the_simultaneous_interval():
+    up, noisy, flat = [0.20, 0.21, 0.19], [0.10, 0.20, -0.01], [0.001, -0.002, 0.0]
+    v = verdicts.family({"a": (up, [0.4] * 3)})
+    assert v["a"]["verdict"] == "raised" and v["a"]["level"] == 0.95 and v["a"]["interval"][0] > 0
+    assert verdicts.family({"a": ([-x for x in up], [0.4] * 3)})["a"]["verdict"] == "lowered"
+    assert verdicts.family({"a": (noisy, [0.4] * 3)})["a"]["verdict"] == "no clear change"
+    assert verdicts.family({"a": (flat, [0.4] * 3)})["a"]["verdict"] == "no change"  # inside +/- 0.05
+    # the same flat difference at a start with no room to rise by the margin says nothing
+    assert verdicts.family({"a": (flat, [0.98] * 3)})["a"]["verdict"] == "no clear change"
+    assert verdicts.family({"a": ([0.2, 0.1], [0.4] * 2)})["a"]["verdict"] == "no verdict from 2 seed(s) (needs 3)"
+    # read alone a difference is raised; read with three others its interval widens past 0
+    alone = [0.15, 0.30, 0.20]
+    assert verdicts.family({"a": (alone, [0.4] * 3)})["a"]["verdict"] == "raised"
+    four = verdicts.family({n: (alone, [0.4] * 3) for n in "abcd"})
+    assert four["a"]["verdict"] == "no clear change" and four["a"]["level"] == 1 - 0.05 / 4
+    d = np.array(alone)
+    half = verdicts.t_quantile(1 - 0.05 / 8, 2) * d.std(ddof=1) / math.sqrt(3)
+    assert four["a"]["interval"] == pytest.approx([d.mean() - half, d.mean() + half])
+    with pytest.raises(ValueError):
+        verdicts.family({"a": ([0.1, 0.2, 0.3], [0.4, 0.4])})
+
+
+def test_primary_k_and_headroom():
+    assert verdicts.primary_k([1, 2, 4, 8, 16, 32, 64]) == 16 and verdicts.primary_k([1, 2, 4]) == 4
+    counts = np.array([[64, 0, 50], [63, 2, 64]])  # (seeds, questions) right of 64
+    h = verdicts.headroom(counts, 64, [1, 16, 64])
+    from unified_rl.metrics import pass_at_k
+    brute = [1 - np.mean([[pass_at_k(64, int(c), k) for c in row] for row in counts]) for k in (1, 16, 64)]
+    assert h["largest_rise"] == pytest.approx(brute)
+    # K = 1: no question is sure on both seeds; K = 16 and 64: the first (0 and 1 wrong) and the third (14 and
+    # 0 wrong); the second (64 and 62 wrong) never is: one of 64 draws would have to be right on its first seed
+    assert h["at_ceiling"] == [0, 2, 2] and h["can_rise"] == [3, 1, 1]
+
+
+def test_the_primary_k_is_the_largest_at_which_every_question_can_rise_in_both_shipped_runs():
+    """verdicts' doc: at K = 16 no held-out question of either shipped run starts at Pass@16 = 1 on every
+    seed; at K = 32 some do (and at 64: 183 of the lab's 200, 37 of SmolLM2's 48). Reads the start only."""
+    lab, real = common.load_shipped("figure7"), common.load_shipped("real-model")
+    for r in (lab, real):
+        h = r["headroom"]
+        i = h["k"].index(verdicts.PRIMARY_K)
+        assert h["at_ceiling"][i] == 0 < h["at_ceiling"][i + 1]
+    assert (lab["headroom"]["at_ceiling"][-1], real["headroom"]["at_ceiling"][-1]) == (183, 37)
 
 
 def test_figure7_verdict_sentence():
@@ -72,8 +142,8 @@ def test_figure7_verdict_sentence():
     ks = [1, 2, 4]
     sharpened = [seed(0.4, 0.6, 0.8, 0.80), seed(0.5, 0.7, 0.9, 0.89), seed(0.45, 0.66, 0.85, 0.86)]
     v = figure7.verdict(ks, sharpened, b)
-    assert v["mid_range_start"] and v["maj_at_k"]["change"] == "raised" and v["pass_at_k"]["change"] != "raised"
-    assert "as in the paper's Figure 7" in v["sentence"]
+    assert v["mid_range_start"] and v["maj_at_k"]["verdict"] == "raised" and v["pass_at_k"]["verdict"] == "no change"
+    assert v["maj_at_k"]["family"] == 2 and "as in the paper's Figure 7 (Pass@2 unchanged" in v["sentence"]
     both = [seed(0.4, 0.6, 0.8, 0.9), seed(0.5, 0.7, 0.8, 0.88), seed(0.45, 0.66, 0.8, 0.87)]
     assert "unlike the paper's Figure 7" in figure7.verdict(ks, both, b)["sentence"]
     ceiling = [seed(0.98, 0.97, 0.99, 0.99)] * 3
@@ -286,10 +356,38 @@ def test_shipped_results_are_what_the_code_computes_from_their_seeds(name):
     assert not diff, diff[:5]
 
 
+RULE_DERIVED = {"figure7": ("verdict", "headroom", "headline.verdict"), "real-model": ("verdicts", "headroom", "headline")}
+
+
+@pytest.mark.parametrize("name", list(RULE_DERIVED))
+def test_loading_recomputes_only_what_the_rule_derives(name):
+    """The shipped JSON is not edited: reading it back rebuilds the verdicts (and what the rule reads) from its
+    stored per-seed numbers; every measured number, mean and question interval is the stored one. (The
+    real model's per-K intervals over seeds are recomputed from the stored per-seed differences with an exact
+    t quantile; they move in the fifth decimal at most.)"""
+    with open(os.path.join(common.SHIPPED, f"{name}-cpu.json")) as f:
+        raw = json.load(f)
+    loaded = json.loads(json.dumps({k: v for k, v in common.load_shipped(name).items() if k != "loaded_from"}))
+    assert set(loaded) - set(raw) <= {"verdicts", "headroom"} and set(raw) <= set(loaded)
+    for arm in raw.get("arms", ()):  # the older layout's readings the rule replaces: a picture per arm, a verdict per K
+        raw["change"][arm].pop("picture")
+        for key in ("pass_at_k", "maj_at_k"):
+            for x in raw["change"][arm][key]:
+                x.pop("verdict")
+    diff = [d.split(":")[0] for k in raw for d in _differences(loaded[k], raw[k], f".{k}")]
+    derived = re.compile(r"\.change\.[\w-]+\.(pass|maj)_at_k\[\d\]\.seeds_ci\[[01]\]$")  # exact t, from per_seed
+    other = [d for d in diff if not derived.match(d) and not any(d.startswith("." + p) for p in RULE_DERIVED[name])]
+    assert not other, other[:5]
+    for arm in raw.get("arms", ()):
+        for key in ("pass_at_k", "maj_at_k"):
+            for x, y in zip(raw["change"][arm][key], loaded["change"][arm][key]):
+                assert x["seeds_ci"] == pytest.approx(y["seeds_ci"], abs=1e-4) and x["per_seed"] == y["per_seed"]
+
+
 def _markdown(notebook):
     root = os.path.dirname(os.path.dirname(__file__))
     with open(os.path.join(root, "course", f"{notebook}.ipynb")) as f:
-        return "".join("".join(c["source"]) for c in json.load(f)["cells"] if c["cell_type"] == "markdown")
+        return "\n\n".join("".join(c["source"]) for c in json.load(f)["cells"] if c["cell_type"] == "markdown")
 
 
 def _num(x, spec=".3f"):
@@ -321,20 +419,37 @@ def test_notebook_07_quotes_the_per_question_counts():
             f"({_and([int((s['rl'][r] > s['sft'][r]).sum()) for s, r in zip(seeds, rare)], 'd')})")
 
 
-def test_notebook_07_quotes_the_verdict():
-    full = common.load_shipped("figure7")
-    _skip_if_outdated(full)
-    v, d, K = full["verdict"], full["delta_rl_minus_sft"], full["verdict"]["k"]
-    ks = full["k"]
-    maj = lambda k: _num(d["maj_at_k"][ks.index(k)]["mean"], "+.3f")  # noqa: E731
-    pas = lambda k: _num(d["pass_at_k"][ks.index(k)]["mean"], "+.3f")  # noqa: E731
-    _quotes("07_why_rl_works",
-            f"The SFT models' Maj@{K} were {_and(v['sft_maj_per_seed'])}",
-            f"Maj@{K} by {_and(v['maj_at_k']['per_seed'], '+.3f')}; Pass@{K} by {_and(v['pass_at_k']['per_seed'], '+.3f')}",
-            f"({maj(1)} at K = 1, {maj(64)} at K = 64)", f"({pas(1)} at K = 1, {pas(16)} at K = 16, {pas(64)} at K = 64)",
-            f"({full['headline']['greedy accuracy (RL questions)']['sft'].replace(' +/- ', ' ± ')} right)")
-    assert v["maj_at_k"]["change"] == v["pass_at_k"]["change"] == "raised"  # "RL raised Maj@16, and Pass@16 too"
-    _quotes("07_why_rl_works", f"**Verdict: RL raised Maj@{K}, and Pass@{K} too, on every seed**")
+def _census(text, fragments, allowed):
+    missing, loose = _q.unaccounted(text, fragments, allowed)
+    assert not missing, f"no longer said as the shipped result holds it: {missing}"
+    assert not loose, f"numbers no cell prints and no test reads from a shipped result: {loose}"
+
+
+def test_notebook_07_quotes_the_verdict_and_every_number_is_accounted_for():
+    """Every number in notebook 07's prose is a quoted fragment built here from the shipped run, the budget,
+    the rule and the sharpening it computes, or a name (an equation, a section) or a value listed with the
+    cell that prints it. The twin keeps the same numbers (test_zh_edition)."""
+    _census(_markdown("07_why_rl_works"), *_q.notebook_07())
+
+
+def test_notebook_12_quotes_the_shipped_real_model_run_and_every_number_is_accounted_for():
+    _census(_markdown("12_real_model"), *_q.notebook_12())
+
+
+def test_the_readme_quotes_the_real_model_run_and_every_number_is_accounted_for():
+    text, fragments, allowed = _q.readme()
+    _census(text, fragments, allowed)
+
+
+def test_the_census_catches_a_stale_number():
+    """The census fails on a number no fragment or name accounts for (the old "12 steps"), and on a quoted
+    number that no longer matches (an interval's last digit)."""
+    fragments, allowed = _q.notebook_12()
+    text = _markdown("12_real_model")
+    stale = text.replace("for the experiment's 8 steps", "for the experiment's 12 steps")
+    assert _q.unaccounted(stale, fragments, allowed)[1] == ["12"]
+    drifted = text.replace("[-0.101, +0.369]", "[-0.101, +0.368]")
+    assert _q.unaccounted(drifted, fragments, allowed)[0]
 
 
 def _per_seed_diff(r, arm_a, arm_b, key, test="in-distribution", k=32):
@@ -396,24 +511,24 @@ def test_notebook_08_quotes_the_noisy_reward_readings():
             f"({_and([x['online-rft@0.4']['accuracy'] for x in runs])} against {sft})")
 
 
-def test_notebook_12_quotes_the_shipped_real_model_run():
-    """Notebook 12's reading of the shipped Figure 7 run on SmolLM2 quotes its numbers and verdicts: the base
-    model's start, and per arm the differences at K = 1 and the largest K with both intervals and the verdict."""
-    r = common.load_shipped("real-model")
-    assert r["preset"] == "cpu" and len(r["per_seed"]) == r["seeds"]
-    text = _markdown("12_real_model")
-    K, base = r["k"][-1], r["mean"]["base"]
-    ci = lambda c, key: f"[{c[key][0]:+.3f}, {c[key][1]:+.3f}]"  # noqa: E731
-    quoted = [f"Pass@{K} {base['pass_at_k'][-1]:.3f}", f"Maj@{K} {base['maj_at_k'][-1]:.3f}",
-              f"{base['sampled_cut']:.1%} of its sampled replies"]
-    for arm in r["arms"]:
-        for key, k in (("pass_at_k", 1), ("pass_at_k", K), ("maj_at_k", K)):
-            c = r["change"][arm][key][r["k"].index(k)]
-            if r["seeds"] >= figure7.MIN_SEEDS_FOR_A_VERDICT:
-                quoted.append(f"{c['mean']:+.3f} (95 % over seeds {ci(c, 'seeds_ci')}, over questions "
-                              f"{ci(c, 'questions_ci')}), {c['verdict']}")
-            else:  # one seed's interval has no width: the questions' alone, and no verdict
-                quoted.append(f"{c['mean']:+.3f} (95 % over questions {ci(c, 'questions_ci')})")
-        quoted.append(r["change"][arm]["picture"]["sentence"])
-    missing = [q for q in quoted if q not in text]
-    assert not missing, f"notebook 12 does not quote {missing} from the shipped real-model run"
+def test_the_twins_quote_each_verdict_as_the_chinese_edition_prints_it():
+    """Notebooks 07 and 12 quote verdict sentences the package prints; each edition quotes them in its own
+    language, word for word as `str()` shows them there (one form per verdict: the catalogue's)."""
+    from unified_rl.course.i18n import set_language
+    lab, real = common.load_shipped("figure7"), common.load_shipped("real-model")
+    sentences = {"07_why_rl_works": [lab["verdict"]["sentence"]],
+                 "12_real_model": [lab["verdict"]["sentence"], real["verdicts"]["arms"]["grpo"]["sentence"],
+                                   real["verdicts"]["arms"]["dpo-on-policy"]["sentence"]]}
+    root = os.path.dirname(os.path.dirname(__file__))
+    for name, quoted in sentences.items():
+        assert all(str(s) in _markdown(name) for s in quoted)
+        with open(os.path.join(root, "course", "zh", f"{name}.ipynb")) as f:
+            zh = "\n\n".join("".join(c["source"]) for c in json.load(f)["cells"] if c["cell_type"] == "markdown")
+        try:
+            set_language("zh")
+            shown = [str(s) for s in quoted]
+        finally:
+            set_language("en")
+        missing = [s for s in shown if s not in zh]
+        assert not missing, f"zh/{name} does not quote the verdict as the Chinese edition prints it: {missing}"
+        assert "没有明显变化" not in zh and "无明显变化" not in zh

@@ -60,14 +60,15 @@ def test_no_variant_the_glossary_forbids():
 
 PLANTED = ["式 5 的代理目标", "一个指示函数", "64 个固定样本对", "对数比率", "下一个单元会", "见式 12",
            "eq 5 的替代损失", "实验室中的图 7", "功劳分配", "这个包的测试", "沉默组", "2–3× 的时间",
-           '“好”与"坏"的区别', "与论文的 Figure 7 一致", "**前置内容**：笔记本 00"]
+           '“好”与"坏"的区别', "与论文的 Figure 7 一致", "**前置内容**：笔记本 00",
+           "Pass@64 没有明显变化", "无明显变化", "## 7. 毕业：在 TRL 中", "按测量结果记功"]
 
 
 def test_a_planted_variant_is_caught_and_the_right_words_are_not():
     rules = forbidden()
     for text in PLANTED:
         assert variants([("plant", text)], rules), f"no rule catches {text!r}"
-    fine = "公式 5 的替代损失、示性函数、偏好对、对数比、下一个单元格、实验环境中的图 7、软件包包含、包括、“好”"
+    fine = "公式 5 的替代损失、示性函数、偏好对、对数比、下一个单元格、实验环境中的图 7、软件包包含、包括、“好”、没有明确变化"
     assert not variants([("fine", fine)], rules)
 
 

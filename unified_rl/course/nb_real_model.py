@@ -1,6 +1,7 @@
-"""Helpers for the real-model notebook (course/12_real_model.ipynb): tables of measurements and of the
-Figure 7 comparison per K, a deliberately wrong coefficient for the oracle to catch, and our settings
-written as TRL's configs.
+"""Helpers for the real-model notebook (course/12_real_model.ipynb): tables of measurements, of the
+Figure 7 comparison per K (descriptive) and of the verdicts (`experiments.verdicts`, notebook 07 shows
+them too), a deliberately wrong coefficient for the oracle to catch, and our settings written as TRL's
+configs.
 
 The measurements are `experiments.real_model`'s (`greedy`, `measure`, the shipped result); nothing here
 trains or evaluates.
@@ -46,18 +47,46 @@ def _ci(c, key):
 
 
 def per_k_markdown(result, arm):
-    """Markdown: per K, Pass@K and Maj@K of the base model and of `arm`, their difference (mean over seeds and
-    questions), its 95 % intervals over seeds and over questions (experiments.paired) and the verdict."""
+    """Markdown, descriptive: per K, Pass@K and Maj@K of the base model and of `arm`, their difference (mean
+    over seeds and questions) with its 95 % intervals over seeds and over questions (experiments.paired), and
+    how many questions the base model leaves room to rise in Pass@K (`result["headroom"]`). No verdicts."""
     head = t("nb.real.per_k_head", arm=arm)
     lines = [head, "|" + "---|" * (head.count("|") - 1)]
+    room = result["headroom"]
     for i, k in enumerate(result["k"]):
         cells = [str(k)]
         for key in ("pass_at_k", "maj_at_k"):
             c = result["change"][arm][key][i]
             cells += [f"{result['mean']['base'][key][i]:.3f}", f"{result['mean'][arm][key][i]:.3f}",
-                      f"{c['mean']:+.3f}", _ci(c, "seeds_ci"), _ci(c, "questions_ci"), str(Text(c["verdict"]))]
+                      f"{c['mean']:+.3f}", _ci(c, "seeds_ci"), _ci(c, "questions_ci")]
+            if key == "pass_at_k":
+                cells.append(f"{room['can_rise'][i]} / {room['questions']}")
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)
+
+
+def verdict_markdown(rows):
+    """Markdown: one row per verdict ({label: an entry of `verdicts.family`}): the per-seed differences, their
+    mean, the simultaneous interval with its level, and the verdict."""
+    head = t("nb.real.verdict_head")
+    lines = [head, "|" + "---|" * (head.count("|") - 1)]
+    for label, v in rows.items():
+        lines.append(f"| {label} | {', '.join(f'{d:+.3f}' for d in v['per_seed'])} | {v['mean']:+.3f} | "
+                     f"[{v['interval'][0]:+.3f}, {v['interval'][1]:+.3f}] ({v['level']:.2%}, m = {v['family']}) | "
+                     f"{Text(v['verdict'])} |")
+    return "\n".join(lines)
+
+
+def one_seed(result, arm, seed, k):
+    """What one seed alone says of `arm` - base at Pass@k: its difference and the 95 % bootstrap interval over
+    the questions (`paired.question_interval`), from the stored counts of right answers."""
+    from ..experiments import paired, verdicts
+    from ..experiments.real_model_report import right_counts
+
+    n = result["budget"]["samples"]
+    base, trained = (verdicts.pass_per_question(right_counts(result, m)[[seed]], n, k)[0] for m in ("base", arm))
+    d = trained - base  # (Q,)
+    return {"mean": float(d.mean()), "questions_ci": list(paired.question_interval(d, result["budget"]["bootstrap"]))}
 
 
 def examples_markdown(measurement):

@@ -12,11 +12,11 @@ not Pass@K." Here, per seed:
 3. both models on the same held-out questions: greedy accuracy, and Pass@K / Maj@K for K = 1, 2,
    ..., 64 from 64 samples per question at temperature 0.7, with the exact estimators of `metrics`.
 
-The verdict compares RL with SFT at K = `headline_k` seed by seed: an effect counts as "raised" (or
-"lowered") only when every seed moves the same way and the mean change exceeds the standard deviation
-over seeds; otherwise "no clear change". If RL's Pass@K falls below SFT's at large K, that is what
-Yue et al. 2025 (arXiv 2504.13837) report; the result records the first K where it does by more than
-the spread over seeds.
+The verdicts are the course's rule (`verdicts`): at the primary K (`headline_k`, 16), Maj@K and
+Pass@K each get a simultaneous Student-t interval over the seeds (Bonferroni over the two) and a word
+read off it. Every other K is descriptive. If RL's mean Pass@K falls below SFT's at some K, that is
+what Yue et al. 2025 (arXiv 2504.13837) report at large K; the result records the first such K, as a
+description (no verdict).
 """
 
 from dataclasses import asdict, dataclass
@@ -27,11 +27,9 @@ import torch
 
 from ..evaluation import greedy_accuracy
 from ..trainer import train
-from . import common
+from . import common, verdicts
 from ..text import Text
 from .plots import plot_pass_maj
-
-MIN_SEEDS_FOR_A_VERDICT = 3
 
 
 @dataclass(frozen=True)
@@ -53,8 +51,8 @@ class Budget:
     """sampling temperature of the evaluation (the paper's)"""
     eval_every: int = 10
     """GRPO steps between held-out greedy evaluations during training"""
-    headline_k: int = 16
-    """the K at which the verdict compares RL with SFT"""
+    headline_k: int = verdicts.PRIMARY_K
+    """the K of the verdicts: the course's primary K (`verdicts.primary_k` of the K values sampled)"""
     mid_range: tuple = (0.3, 0.7)
     """where the SFT model's Maj@headline_k must lie for the question to be answerable either way"""
 
@@ -94,8 +92,9 @@ def run(preset="auto", out="results", seeds=3, progress=True, **budget):
     if b.k_problems < 1 or b.k_problems > preset.n_test:
         raise ValueError(f"k_problems must be in [1, n_test={preset.n_test}], got {b.k_problems}")
     ks = common.powers_of_two(b.samples)
-    if b.headline_k not in ks:
-        raise ValueError(f"headline_k must be one of the K values {ks}, got {b.headline_k}")
+    if b.headline_k != verdicts.primary_k(ks):
+        raise ValueError(f"headline_k must be the course's primary K, {verdicts.primary_k(ks)} of the K values {ks} "
+                         f"(experiments/verdicts.py), got {b.headline_k}")
     lo, hi = b.mid_range
     if not 0 <= lo < hi <= 1:
         raise ValueError(f"mid_range must be (low, high) with 0 <= low < high <= 1, got {b.mid_range!r}")
@@ -109,68 +108,53 @@ def run(preset="auto", out="results", seeds=3, progress=True, **budget):
     return exp.finish(summarise(ks, per_seed, preset, b, seeds, exp.clock.read()), plot)
 
 
-def change(diffs):
-    """'raised', 'lowered' or 'no clear change' from per-seed RL - SFT differences (see the module doc)."""
-    d = np.asarray(diffs, dtype=float)
-    if len(d) < MIN_SEEDS_FOR_A_VERDICT:
-        return Text("no verdict from {n} seed(s) (needs {needed})", n=len(d), needed=MIN_SEEDS_FOR_A_VERDICT)
-    spread = d.std(ddof=1)
-    if (d > 0).all() and d.mean() > spread:
-        return Text("raised")
-    if (d < 0).all() and -d.mean() > spread:
-        return Text("lowered")
-    return Text("no clear change")
-
-
 def verdict(ks, per_seed, b):
-    """The answer to the paper's question at K = headline_k, as numbers and one sentence (a `Text`)."""
+    """The answer to the paper's question at K = headline_k by the course's rule (`verdicts`), as numbers
+    and one sentence (a `Text`)."""
     i, K = ks.index(b.headline_k), b.headline_k
     sft_maj = [x["sft"]["maj_at_k"][i] for x in per_seed]
     out = {"k": K, "sft_maj_per_seed": sft_maj,
            "mid_range_start": all(b.mid_range[0] <= v <= b.mid_range[1] for v in sft_maj)}
-    for key, name in (("maj_at_k", "Maj"), ("pass_at_k", "Pass")):
-        diffs = [x["rl"][key][i] - x["sft"][key][i] for x in per_seed]
-        out[key] = {"per_seed": diffs, **common.stats(diffs), "change": change(diffs)}
-    m, p = out["maj_at_k"]["change"], out["pass_at_k"]["change"]
-    maj, pas = out["maj_at_k"]["mean"], out["pass_at_k"]["mean"]
-    if len(per_seed) < MIN_SEEDS_FOR_A_VERDICT:
-        out["sentence"] = Text("no verdict from {n} seed(s), a verdict needs {needed}; RL - SFT at K = {K}: "
-                               "Maj {maj:+.3f}, Pass {pas:+.3f}", n=len(per_seed), needed=MIN_SEEDS_FOR_A_VERDICT,
-                               K=K, maj=maj, pas=pas)
-        return out
-    if not out["mid_range_start"]:
-        reading = Text("the SFT model's Maj@{K} left {mid_range} on some seed ({values}): pick another sft_steps "
-                       "before reading this run", K=K, mid_range=b.mid_range,
-                       values=", ".join(f"{v:.3f}" for v in sft_maj))
-    elif m == "raised" and p != "raised":
-        reading = Text("as in the paper's Figure 7: RL raised Maj@{K} and not Pass@{K}", K=K)
-    elif m == "raised" and p == "raised":
-        reading = Text("unlike the paper's Figure 7: RL raised Maj@{K} and Pass@{K} too (by less: "
-                       "{maj:+.3f} against {pas:+.3f})", K=K, maj=maj, pas=pas)
+    out.update(verdicts.family({key: ([x["rl"][key][i] - x["sft"][key][i] for x in per_seed],
+                                      [x["sft"][key][i] for x in per_seed]) for key, _ in verdicts.METRICS}))
+    m, p = out["maj_at_k"]["verdict"], out["pass_at_k"]["verdict"]
+    if not out["mid_range_start"] and len(per_seed) >= verdicts.MIN_SEEDS:
+        out["sentence"] = Text("Maj@{K} {m}, Pass@{K} {p}: {reading}", K=K, m=m, p=p, reading=Text(
+            "the SFT model's Maj@{K} left {mid_range} on some seed ({values}): pick another sft_steps before "
+            "reading this run", K=K, mid_range=b.mid_range, values=", ".join(f"{v:.3f}" for v in sft_maj)))
     else:
-        reading = Text("RL: Maj@{K} {m}, Pass@{K} {p}; the paper's claim is neither shown nor refuted here",
-                       K=K, m=m, p=p)
-    out["sentence"] = Text("Maj@{K} {m}, Pass@{K} {p}: {reading}", K=K, m=m, p=p, reading=reading)
+        out["sentence"] = verdicts.sentence(m, p, K)
     return out
 
 
+def below_from(ks, deltas):
+    """The first K where RL's mean Pass@K is below SFT's (a description, no verdict), or None."""
+    below = [k for k, d in zip(ks, deltas) if d["mean"] < 0]
+    return below[0] if below else None
+
+
+def headroom(result):
+    """Per K, how many held-out questions the SFT models leave room to rise in Pass@K (`verdicts.headroom`)."""
+    return verdicts.headroom([x["sft"]["hits"] for x in result["per_seed"]], result["budget"]["samples"], result["k"])
+
+
 def revive(result):
-    """A figure7 result loaded from JSON with its verdict's sentence and change words rebuilt as `Text`
-    from its numbers, each where the rebuilt English equals the stored one (see `records._revived`)."""
+    """A figure7 result loaded from JSON with what the rule derives rebuilt from its stored per-seed numbers
+    (`verdicts`): the verdict (its sentence a `Text`, shown in the reader's language), the descriptive first
+    K below SFT, the headroom and the headline's verdict. The stored numbers are kept as they are."""
     try:
         budget = dict(result["budget"])
         budget["mid_range"] = tuple(budget["mid_range"])
-        rebuilt = verdict(result["k"], result["per_seed"], Budget(**budget))
-        stored = result["verdict"]
+        b = Budget(**budget)
+        rebuilt = verdict(result["k"], result["per_seed"], b)
+        below = below_from(result["k"], result["delta_rl_minus_sft"]["pass_at_k"])
+        room = headroom(result)
     except (KeyError, TypeError, ValueError, IndexError):
         return result  # an older layout: shown as stored
-    if stored.get("sentence") == rebuilt["sentence"]:
-        stored["sentence"] = rebuilt["sentence"]
-        if isinstance(result.get("headline"), dict) and result["headline"].get("verdict") == rebuilt["sentence"]:
-            result["headline"]["verdict"] = rebuilt["sentence"]
-    for key in ("maj_at_k", "pass_at_k"):
-        if isinstance(stored.get(key), dict) and stored[key].get("change") == rebuilt[key]["change"]:
-            stored[key]["change"] = rebuilt[key]["change"]
+    result["verdict"], result["pass_at_k_rl_below_sft_from_k"], result["headroom"] = rebuilt, below, room
+    if isinstance(result.get("headline"), dict):
+        result["headline"]["verdict"] = rebuilt["sentence"]
+        result["headline"]["RL Pass@K below SFT from K"] = below
     return result
 
 
@@ -183,11 +167,11 @@ def summarise(ks, per_seed, preset, b, seeds, seconds):
     result["delta_rl_minus_sft"] = {
         key: [common.stats([x["rl"][key][i] - x["sft"][key][i] for x in per_seed]) for i in range(len(ks))]
         for key in ("pass_at_k", "maj_at_k")}
-    # Yue et al.'s crossover: the first K where RL's Pass@K is lower by more than the spread over seeds
-    below = [k for k, d in zip(ks, result["delta_rl_minus_sft"]["pass_at_k"]) if d["mean"] + d["std"] < 0]
-    result["pass_at_k_rl_below_sft_from_k"] = below[0] if below else None
+    # Yue et al.'s crossover, described: the first K where RL's mean Pass@K is below SFT's
+    result["pass_at_k_rl_below_sft_from_k"] = below_from(ks, result["delta_rl_minus_sft"]["pass_at_k"])
     result["verdict"] = verdict(ks, per_seed, b)
     result["per_seed"] = per_seed
+    result["headroom"] = headroom(result)
     result["seconds"] = seconds
     st = lambda m, key, i: common.fmt(common.stats([x[m][key][i] for x in per_seed]))  # noqa: E731
     both = lambda f: {m: f(m) for m in ("sft", "rl")}  # noqa: E731

@@ -22,7 +22,8 @@ share at every budget in `budgets_considered` are part of the result.
 
 Every (seed, model) measurement is written to OUT/real-model.parts/ as it completes; a run killed
 half-way and started again with the same command and budget continues from there (a part of another
-budget is refused, never mixed in). Verdicts per K and the intervals behind them: `paired`.
+budget is refused, never mixed in). The intervals per K: `paired` (descriptive); the verdicts, at the
+course's primary K only: `verdicts`.
 """
 
 import json
@@ -42,7 +43,7 @@ from ..trainer import llm_preset, train
 from ..words import MixedTask, WordsTask, parse_lenient, parse_strict
 from . import common, paired
 from .answers import replies
-from .real_model_report import headline, plot, revive  # noqa: F401 (the result's headline, figure, loading)
+from .real_model_report import derive, headline, plot, revive  # noqa: F401 (the rule's verdicts, headline, figure, loading)
 
 
 @dataclass(frozen=True)
@@ -276,7 +277,7 @@ def per_question(per_seed, questions, model, key, ks):
 
 
 def summarise(per_seed, questions, sweep, preset, b, seeds, seconds):
-    """Means over seeds, each arm - base per K with its intervals and verdict, the picture, the headline."""
+    """Means over seeds, each arm - base per K with its intervals, the verdicts at the primary K, the headline."""
     ks = common.powers_of_two(b.samples)
     result = {"experiment": "real-model", "preset": preset.name, "seeds": seeds, "budget": asdict(b), "k": ks,
               "arms": list(b.arms), "budgets_considered": sweep,
@@ -292,8 +293,6 @@ def summarise(per_seed, questions, sweep, preset, b, seeds, seconds):
                       for i in range(len(ks))]
         greedy_d = [s[arm]["greedy"] - s["base"]["greedy"] for s in per_seed]
         c["greedy"] = {"per_seed": greedy_d, **common.stats(greedy_d)}
-        c["picture"] = paired.picture([x["verdict"] for x in c["pass_at_k"]], [x["verdict"] for x in c["maj_at_k"]])
     result["per_seed"] = per_seed
     result["seconds"] = seconds
-    result["headline"] = headline(result)
-    return result
+    return derive(result)

@@ -142,4 +142,23 @@ MESSAGES = {
     'method.summary.dppo-kl':
         ("r - group mean on the tokens whose binary KL to pi_old stays under 0.05 against A's push; no KL",
          'r 减去组内均值，只作用在朝 A 推动方向、到 pi_old 的二元 KL 不超过 0.05 的 token 上；不用 KL'),
+    # -- a teacher as the reward, and SFT's relatives
+    'method.summary.opd':
+        ("each sampled token's log pi_teacher - log pi_theta as its reward: the reverse KL to a frozen teacher",
+         '每个采样 token 的 log pi_teacher - log pi_theta 就是它的奖励：到冻结教师模型的反向 KL'),
+    'method.summary.gkd':
+        ("the generalized JSD of the sampled token's coin to the teacher's, on own samples half the batches",
+         '采样 token 的两点分布（该 token／其余）到教师模型两点分布的广义 JSD；一半的批次用策略自己的样本'),
+    'method.summary.sdft':
+        ('on-policy distillation from the starting model shown the reference answer',
+         '同策略蒸馏，教师是看到参考答案的起始模型'),
+    'method.summary.opsd':
+        ('on-policy distillation from the policy itself shown the reference answer (no gradient through it)',
+         '同策略蒸馏，教师是看到参考答案的策略自己（梯度不经过它）'),
+    'method.summary.dft':
+        ("SFT with each token's gradient scaled by its own probability",
+         'SFT，但每个 token 的梯度乘以它自己的概率'),
+    'method.summary.self-distill':
+        ("SFT on the policy's own samples, right or wrong: RFT without its filter",
+         '在策略自己的样本上做 SFT，不论对错：去掉筛选的 RFT'),
 }

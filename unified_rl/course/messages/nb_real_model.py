@@ -11,12 +11,16 @@ MESSAGES = {
     'nb.real.strict_share': ('answer parsed strictly (#### N)', '答案按严格规则解析（#### N）'),
     'nb.real.lenient_only_share': ('answer parsed only leniently (a last number)', '答案只能按宽松规则解析（最后一个数）'),
     'nb.real.unparsed_share': ('no number at all', '完全没有数字'),
-    # the head of per_k_markdown: Pass@K, then Maj@K; each the base model, the arm, the difference, its two
-    # 95 % intervals (over seeds, over questions) and the verdict
-    'nb.real.per_k_head': ('| K | Pass@K base | {arm} | difference | 95 % over seeds | 95 % over questions | verdict '
-                           '| Maj@K base | {arm} | difference | 95 % over seeds | 95 % over questions | verdict |',
-                           '| K | Pass@K 基座 | {arm} | 差值 | 95 % 区间（随机种子） | 95 % 区间（问题） | 结论 '
-                           '| Maj@K 基座 | {arm} | 差值 | 95 % 区间（随机种子） | 95 % 区间（问题） | 结论 |'),
+    # the head of per_k_markdown (descriptive, no verdicts): Pass@K, then Maj@K; each the base model, the arm,
+    # the difference and its two 95 % intervals (over seeds, over questions); for Pass@K also the questions
+    # whose base Pass@K is below 1 on some seed (the headroom)
+    'nb.real.per_k_head': ('| K | Pass@K base | {arm} | difference | 95 % over seeds | 95 % over questions | can rise '
+                           '| Maj@K base | {arm} | difference | 95 % over seeds | 95 % over questions |',
+                           '| K | Pass@K 基座模型 | {arm} | 差值 | 95 % 区间（随机种子） | 95 % 区间（问题） | 还能提高的问题 '
+                           '| Maj@K 基座模型 | {arm} | 差值 | 95 % 区间（随机种子） | 95 % 区间（问题） |'),
+    # the head of verdict_markdown: one row per verdict of experiments.verdicts
+    'nb.real.verdict_head': ('| verdict on | trained - start, per seed | mean | simultaneous interval (level, m) | verdict |',
+                             '| 结论对象 | 训练后减起点，每个随机种子 | 均值 | 联合区间（置信水平，m） | 结论 |'),
     # one recorded reply of examples_markdown
     'nb.real.example': ('- *{question}* (answer {answer}) → `{reply}` {mark}',
                         '- *{question}*（答案 {answer}）→ `{reply}` {mark}'),

@@ -35,7 +35,9 @@ SENTENCES = {
         "{k_problems} 道留出问题 x {samples} 个样本",
     "greedy accuracy SFT {sft:.3f} -> RL {rl:.3f} on held-out, {sft_rl:.3f} -> {rl_rl:.3f} on the RL questions":
         "贪心准确率：留出问题上 SFT {sft:.3f} -> RL {rl:.3f}，RL 训练问题上 {sft_rl:.3f} -> {rl_rl:.3f}",
-    "RL's Pass@K is below SFT's from K = {k}": "从 K = {k} 起，RL 的 Pass@K 低于 SFT 的",
+    "RL's mean Pass@K is below SFT's from K = {k} (a description; None: at no K)":
+        "从 K = {k} 起，RL 的 Pass@K 均值低于 SFT 的（只是描述；None 表示在任何 K 处都没有）",
+    "can rise": "还能提高",
     "SFT Maj@{k} per seed: {per_seed} (mid-range: {mid_range})":
         "每个随机种子的 SFT Maj@{k}：{per_seed}（处于中间区间：{mid_range}）",
     "verdict: {sentence}": "结论：{sentence}",

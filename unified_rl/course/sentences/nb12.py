@@ -46,7 +46,19 @@ SENTENCES = {
     "per seed, Pass@{K}: {pass_k}; greedy accuracy: {greedy}":
         "每个随机种子的 Pass@{K}：{pass_k}；贪心解码准确率：{greedy}",
     "base model": "基座模型",
-    "{arm}: {picture}": "{arm}：{picture}",
+    "{arm}: {verdict}": "{arm}：{verdict}",
+    "trained - base at Pass@{K}, per seed: {diffs}": "训练后减基座模型，Pass@{K}，每个随机种子：{diffs}",
+    "the base model's Pass@{K}: {full} of {n} questions at 1 on every seed, so it can rise on {can} only; the mean "
+    "by at most {largest:.3f}":
+        "基座模型的 Pass@{K}：{n} 个问题中有 {full} 个在每个随机种子上都已是 1，所以只有 {can} 个问题还能提高；"
+        "均值最多还能提高 {largest:.3f}",
+    "t over {n} seeds: {one:.2f} for one verdict at 95 %, {each:.2f} for each of {m} read together":
+        "{n} 个随机种子的 t 分位数：单独一个 95 % 结论用 {one:.2f}，{m} 个结论一起读时每个用 {each:.2f}",
+    "seed 0 alone, grpo - base at Pass@{K}: {d:+.3f}, 95 % over questions [{lo:+.3f}, {hi:+.3f}]":
+        "只看随机种子 0，grpo 减基座模型的 Pass@{K}：{d:+.3f}，跨问题的 95 % 区间 [{lo:+.3f}, {hi:+.3f}]",
+    "the lab (notebook 07), RL - SFT: {one:+.3f} at K = 1; at K = {K}: Maj@K {maj:+.3f}, Pass@K {pas:+.3f}":
+        "实验环境（笔记本 07），RL 减 SFT：K = 1 时 {one:+.3f}；K = {K} 时 Maj@K {maj:+.3f}，Pass@K {pas:+.3f}",
+    "the lab's verdict: {sentence}": "实验环境的结论：{sentence}",
     "base, {n} tokens": "基座，{n} 个 token",
     "{steps} steps: lr factor of the first 4 steps, ours {ours}, TRL's {theirs}":
         "{steps} 步：前 4 步的学习率系数，我们的 {ours}，TRL 的 {theirs}",

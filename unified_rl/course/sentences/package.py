@@ -16,23 +16,37 @@ SENTENCES = {
     "fraction right, SFT": "答对的比例，SFT",
     "fraction right, RL": "答对的比例，RL",
     "per question (seed {seed})": "逐题（种子 {seed}）",
-    # experiments/figure7.py: the verdict
+    # experiments/verdicts.py: the course's one verdict rule (figure7, real_model, notebooks 07 and 12)
     "raised": "提高了",
     "lowered": "降低了",
+    "no change": "没有变化",
     "no clear change": "没有明确变化",
-    "no verdict from {n} seed(s) (needs {needed})": "{n} 个种子不足以下结论（需要 {needed} 个）",
-    "no verdict from {n} seed(s), a verdict needs {needed}; RL - SFT at K = {K}: Maj {maj:+.3f}, Pass {pas:+.3f}":
-        "{n} 个种子不足以下结论，结论需要 {needed} 个；K = {K} 时 RL - SFT：Maj {maj:+.3f}，Pass {pas:+.3f}",
+    "no verdict from {n} seed(s) (needs {needed})": "{n} 个随机种子不足以下结论（需要 {needed} 个）",
+    "Maj@{K} and Pass@{K}: {why}": "Maj@{K} 和 Pass@{K}：{why}",
+    "Maj@{K} {m}, Pass@{K} {p}: {reading}": "Maj@{K} {m}，Pass@{K} {p}：{reading}",
+    "as in the paper's Figure 7 (Pass@{K} unchanged within +/- {margin})":
+        "与论文的图 7 一致（Pass@{K} 在 ±{margin} 之内没有变化）",
+    "unlike the paper's Figure 7, which saw Maj@K rise and not Pass@K":
+        "与论文的图 7 不同（论文中 Maj@K 提高了，Pass@K 没有）",
+    "the paper's \"not Pass@K\" is neither shown nor refuted (that needs Pass@{K} within +/- {margin})":
+        "论文关于 Pass@K 没有提高的说法既没有得到证实，也没有被否定（证实它需要 Pass@{K} 的区间落在 ±{margin} 之内）",
+    "the start ahead in Pass@{K}, as Yue et al. report at large K":
+        "起点模型的 Pass@{K} 领先，与 Yue 等人在较大的 K 处报告的一致",
+    "the paper's picture is neither shown nor refuted here": "这里既没有证实也没有否定论文的图景",
     "the SFT model's Maj@{K} left {mid_range} on some seed ({values}): pick another sft_steps before reading "
     "this run":
-        "SFT 模型的 Maj@{K} 在某个种子上超出了 {mid_range}（{values}）：先换一个 sft_steps，再解读这次运行",
-    "as in the paper's Figure 7: RL raised Maj@{K} and not Pass@{K}":
-        "与论文的图 7 一致：RL 提高了 Maj@{K}，而没有提高 Pass@{K}",
-    "unlike the paper's Figure 7: RL raised Maj@{K} and Pass@{K} too (by less: {maj:+.3f} against {pas:+.3f})":
-        "与论文的图 7 不同：RL 提高了 Maj@{K}，也提高了 Pass@{K}（幅度更小：{maj:+.3f} 对 {pas:+.3f}）",
-    "RL: Maj@{K} {m}, Pass@{K} {p}; the paper's claim is neither shown nor refuted here":
-        "RL：Maj@{K} {m}，Pass@{K} {p}；这里既没有证实也没有否定论文的结论",
-    "Maj@{K} {m}, Pass@{K} {p}: {reading}": "Maj@{K} {m}，Pass@{K} {p}：{reading}",
+        "SFT 模型的 Maj@{K} 在某个随机种子上超出了 {mid_range}（{values}）：先换一个 sft_steps，再解读这次运行",
+    "The verdict rule: the unit is the seed (each re-runs the training); at one primary K, K = {K}, for "
+    "Maj@K and Pass@K alike, the m verdicts a result reads get simultaneous Student-t intervals over the "
+    "seeds (Bonferroni: each at 1 - {alpha} / m), so that all of them hold together with 95 % "
+    "probability. Raised or lowered when the interval lies above or below 0; no change only when it lies "
+    "inside +/- {margin} and the start could have moved by more; otherwise no clear change. Every other K "
+    "is descriptive: its 95 % interval, no verdict. Fewer than {seeds} seeds: no verdict.":
+        "结论规则：计数的单位是随机种子（每个随机种子都重新训练一次）；只在一个主 K（K = {K}）上下结论，Maj@K 与 "
+        "Pass@K 相同；一个结果读出的 m 个结论各用一个跨随机种子的联合 Student-t 区间（Bonferroni 校正：每个区间取 "
+        "1 - {alpha} / m 的置信水平），使它们以 95 % 的概率同时成立。区间整个在 0 之上就是提高了，整个在 0 之下就是降低了；"
+        "只有区间落在 ±{margin} 之内、并且起点本可以变动得比这更多时，才说没有变化；其余情况都是没有明确变化。"
+        "其他 K 只作描述：给出 95 % 区间，不下结论。随机种子少于 {seeds} 个：不下结论。",
     # experiments/common.py
     "the full run shipped with the course ({path})": "随课程一起提供的完整运行（{path}）",
     # experiments/data_source.py (notebook 08)
@@ -73,21 +87,8 @@ SENTENCES = {
     "fixed pairs: x⁺ solid, x⁻ dashed": "固定偏好对：x⁺ 实线，x⁻ 虚线",
     "after {steps} steps": "{steps} 步之后",
     "The preference family at an equal budget ({seeds} seed(s))": "同等预算下的偏好家族（{seeds} 个随机种子）",
-    # experiments/real_model.py and paired.py: Figure 7 on SmolLM2 (notebook 12)
+    # experiments/real_model.py: Figure 7 on SmolLM2 (notebook 12)
     "base model": "基座模型",
     "Figure 7 on SmolLM2-135M-Instruct: {seeds} seed(s), {n} held-out sums, {samples} samples, T = {temperature}":
         "SmolLM2-135M-Instruct 上的图 7：{seeds} 个随机种子，{n} 道留出加法题，{samples} 个样本，T = {temperature}",
-    "overtaking": "反超",
-    "catching up": "追上",
-    "no picture: too few seeds for a verdict": "无法判断属于哪种图景：随机种子太少，不足以下结论",
-    "both the paper's picture (Maj@K raised, Pass@K not at the largest K) and Yue et al.'s (RL ahead at K = 1, "
-    "the base model {how} at the largest K)":
-        "既是论文的图景（在最大的 K 处 Maj@K 提高了，Pass@K 没有），也是 Yue 等人的图景（K = 1 时 RL 领先，"
-        "在最大的 K 处基座模型{how}）",
-    "the paper's picture: Maj@K raised, Pass@K not, at the largest K":
-        "论文的图景：在最大的 K 处 Maj@K 提高了，Pass@K 没有",
-    "Yue et al.'s picture: RL ahead at K = 1, the base model {how} at the largest K":
-        "Yue 等人的图景：K = 1 时 RL 领先，在最大的 K 处基座模型{how}",
-    "neither picture: Pass@1 {p1}, Pass@K {p_top} and Maj@K {m_top} at the largest K":
-        "两种图景都不是：Pass@1 {p1}；在最大的 K 处 Pass@K {p_top}，Maj@K {m_top}",
 }
