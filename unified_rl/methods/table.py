@@ -20,7 +20,7 @@ method is its row, and nothing else in the package knows its name.
 import re
 from dataclasses import dataclass, field, replace
 
-from ..data import DynamicSampling, FixedDataset, FrozenPolicySamples, GreedyBaselinePairs, PolicySamples
+from ..data import DynamicSampling, FixedDataset, FrozenPolicySamples, GreedyBaselinePairs, OnOrOffPolicy, PolicySamples
 from ..paradigm import Method
 from ..parts import ADVANTAGES, Composition, settings_class
 from ..parts.composition import settings_fields
@@ -189,5 +189,25 @@ ROWS = (
         paper="DPPO (Binary-KL), Qi et al., arXiv 2602.04879; verl dppo_kl",
         summary="r - group mean on the tokens whose binary KL to pi_old stays under 0.05 against A's push; no KL",
         ships_in=("verl", "SkyRL")),
+    # a teacher as the reward (data/teachers.py: RLConfig.teacher, teacher_sees), and SFT's relatives
+    Row("opd", "opd", "reinforce", aggregation="token-mean", uses_ref=True,
+        paper="On-policy distillation: GKD, Agarwal et al., arXiv 2306.13649; TRL's sampled-token distillation",
+        summary="each sampled token's log pi_teacher - log pi_theta as its reward: the reverse KL to a frozen teacher",
+        ships_in=("TRL",)),
+    Row("gkd", "one", "gkd", aggregation="token-mean", data_source=OnOrOffPolicy, uses_ref=True,
+        defaults={"gkd_lambda": 0.5}, paper="GKD, Agarwal et al., arXiv 2306.13649 (eq 2-3, Algorithm 1)",
+        summary="the generalized JSD of the sampled token's coin to the teacher's, on own samples half the batches",
+        ships_in=("TRL",)),
+    Row("sdft", "opd", "reinforce", uses_ref=True, defaults={"teacher": "ref", "teacher_sees": "answer"},
+        paper="SDFT, Shenfeld et al., arXiv 2601.19897 (TRL's sampled-token mode)",
+        summary="on-policy distillation from the starting model shown the reference answer", ships_in=("TRL",)),
+    Row("opsd", "opd", "reinforce", uses_ref=True, defaults={"teacher": "policy", "teacher_sees": "answer"},
+        paper="OPSD, Zhao et al., arXiv 2601.18734",
+        summary="on-policy distillation from the policy itself shown the reference answer (no gradient through it)"),
+    Row("dft", "one", "dft", aggregation="token-mean", data_source=FixedDataset, reward=None, uses_ref=False,
+        section="sft", init="scratch", paper="DFT, Wu et al., arXiv 2508.05629 (eq 8)",
+        summary="SFT with each token's gradient scaled by its own probability", ships_in=("TRL",)),
+    Row("self-distill", "one", "reinforce", uses_ref=False, paper="SSD, Zhang et al., arXiv 2604.01193",
+        summary="SFT on the policy's own samples, right or wrong: RFT without its filter"),
 )
 """Every reinforcement-learning method as a composition (the preference family: methods/preference.py)."""

@@ -46,6 +46,9 @@ MESSAGES = {
     "part.summary.advantage.maxrl":
         ("r minus its group's mean, over that mean: 1/p weighting of the right answers",
          "r 减去组内均值，再除以这个均值：正确回答按 1/p 加权"),
+    "part.summary.advantage.opd":
+        ("log pi_teacher - log pi_theta of each token: the reverse KL to a frozen teacher as a reward",
+         "每个 token 的 log pi_teacher - log pi_theta：把到冻结教师模型的反向 KL 当作奖励"),
     "part.summary.advantage.reward_norm":
         ("r minus its group's or the batch's mean, over the group's or the batch's std (or none)",
          "r 减去组内或批次的均值，再除以组内或批次的 std（或不除）"),
@@ -81,6 +84,13 @@ MESSAGES = {
     "part.summary.policy.dro":
         ("A minus beta times the log-ratio to the sampler: a quadratic pull instead of a clip",
          "A 减去 beta 乘以相对采样策略的对数比：用二次拉回代替裁剪"),
+    "part.summary.policy.dft":
+        ("A times the token's own probability (not differentiated): SFT rescaled by pi_theta",
+         "A 乘以该 token 自己的概率（不求导）：按 pi_theta 重新缩放的 SFT"),
+    "part.summary.policy.gkd":
+        ("the generalized JSD between the student's and the teacher's coin (the sampled token, the rest): GKD on "
+         "the sampled token",
+         "学生与教师的两点分布（采样的 token／其余）之间的广义 JSD：只在采样 token 上的 GKD"),
     "part.summary.policy.dppo_kl":
         ("A r on the tokens whose binary KL to pi_old stays under delta: a KL trust region",
          "在相对 pi_old 的二元 KL 不超过 delta 的 token 上为 A r：一个 KL 信赖域"),
