@@ -208,3 +208,40 @@ def gdpo_scores(r, gen):
 
 PEER_SCORES = {"gdpo": gdpo_scores}
 
+
+# ---- a teacher as the reward, and SFT's relatives (each against TRL's own loss in tests/test_teachers.py). The
+# teacher here is pi_ref shown the prompt (c.ref), as TEACHER_OVERRIDES ask of the rows whose default is another
+
+def ref_opd(c):  # on-policy distillation (arXiv 2306.13649; TRL IW-OPD at gamma 0): sg(log pi_T - log pi) log pi
+    return -token_mean((c.ref - c.lp).detach() * c.lp, c.m)
+
+
+def ref_sdft(c):  # TRL SDFT's sampled-token loss (arXiv 2601.19897): each response's mean, then the batch's
+    return -seq_mean((c.ref - c.lp).detach() * c.lp, c.m).mean()
+
+
+def ref_gkd(c):  # GKD's generalized JSD (arXiv 2306.13649 eq 2-3) of the coins (p, 1 - p) and (q, 1 - q)
+    b, keep = c.hp.gkd_beta, c.m.bool()
+    p = torch.where(keep, c.lp, torch.full_like(c.lp, -1.0)).exp()  # off the response: any finite value
+    q = torch.where(keep, c.ref, torch.full_like(c.ref, -1.0)).exp()
+
+    def kl(x, y):
+        return x * torch.log(x / y) + (1 - x) * torch.log((1 - x) / (1 - y))
+    mix = (1 - b) * p + b * q
+    d = kl(q, p) if b == 0 else kl(p, q) if b == 1 else b * kl(q, mix) + (1 - b) * kl(p, mix)
+    return token_mean(d, c.m)
+
+
+def ref_dft(c):  # DFT (arXiv 2508.05629 eq 8; TRL SFT loss_type="dft"): sg(pi) log pi over the batch's tokens
+    return -token_mean(c.lp.exp().detach() * c.lp, c.m)
+
+
+def ref_self_distill(c):  # SSD (arXiv 2604.01193): SFT on the policy's own samples, every one kept
+    return -seq_mean(c.lp, c.m).mean()
+
+
+PEER_REFERENCE.update({"opd": ref_opd, "gkd": ref_gkd, "sdft": ref_sdft, "opsd": ref_sdft, "dft": ref_dft,
+                       "self-distill": ref_self_distill})
+TEACHER_OVERRIDES = {"sdft": {"teacher_sees": "prompt"}, "opsd": {"teacher": "ref", "teacher_sees": "prompt"},
+                     "opd": {"opd_gamma": 0.0}, "gkd": {"gkd_beta": 0.3}}
+PEER_OVERRIDES.update(TEACHER_OVERRIDES)
