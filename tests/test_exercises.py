@@ -374,3 +374,54 @@ def test_hints_keep_code_and_stars_in_markdown(monkeypatch):
     assert "`a * b_c`" in text  # code spans untouched
     q.check(2.0)
     assert "<code>" not in shown[-1].data and "Incorrect" in shown[-1].data
+
+
+# --- an answer given the learner's model (or list) must leave it as it found it
+
+def test_q5_rejects_the_right_numbers_from_a_damaged_model_and_only_the_guard_catches_them():
+    """Each of q5's damaging answers returns pi_ref's log-probs exactly (with the checker's reading of the model
+    afterwards switched off, every one is Correct: the plant) and leaves the learner's model changed: adapters
+    unloaded, zeroed, left off, frozen, cast to float32, moved to another device, silenced by a hook. The
+    checker rejects each and says what changed; the solution passes and leaves the model as it was."""
+    from unified_rl.course import gradcheck
+    from unified_rl.course.ex import nb12_real_model as ex
+    q = ex.q5
+    says = ["are gone", "changed value", "requires_grad went from True to False", "requires_grad went from True to False",
+            "moved from torch.float64, cpu to torch.float32, cpu", "moved from torch.float64, cpu to torch.float64, meta",
+            "no longer computes what it did"]
+    assert len(ex._ref_damaging) == len(says)
+    for answer, why in zip(ex._ref_damaging, says):
+        assert not q.check(answer) and "changed the model `model`" in q.last_message and why in q.last_message, \
+            (answer.__doc__, q.last_message)
+    unguarded = gradcheck.FunctionExercise._unharmed
+    try:
+        gradcheck.FunctionExercise._unharmed = lambda self, *a: None
+        assert all(q.check(answer) for answer in ex._ref_damaging)
+    finally:
+        gradcheck.FunctionExercise._unharmed = unguarded
+    inputs = ex._lora_llama(torch.Generator().manual_seed(0))
+    before = ex._policy_logp(**inputs)
+    q.solution_value(**inputs)
+    assert torch.equal(ex._policy_logp(**inputs), before) and gradcheck._model_damage(gradcheck._model_state(
+        inputs["model"]), inputs["model"]) is None
+
+
+def test_a_switched_off_adapter_is_named_even_where_requires_grad_is_untouched():
+    from unified_rl.course import gradcheck
+    from unified_rl.course.ex import nb12_real_model as ex
+    model = ex._lora_llama(torch.Generator().manual_seed(1))["model"]
+    state = gradcheck._model_state(model)
+    for m in model.modules():
+        if hasattr(m, "_disable_adapters"):
+            m._disable_adapters = True
+    assert "switched off" in gradcheck._model_damage(state, model)
+
+
+def test_a_list_changed_in_place_is_seen():
+    """nb07's Q3 is given the learner's list of answers: overwriting it with 0/1 marks gives the right number,
+    and the checker, which now hands the answer a copy and compares, rejects it."""
+    from unified_rl.course.ex import nb07_pass_maj as ex
+    assert ex._marks_in_place(["3", None, "5"], "3") == ex._maj_at_1_reference(["3", None, "5"], "3")
+    assert not ex.q3.check(ex._marks_in_place) and "modifies its input `answers` in place" in ex.q3.last_message
+    assert ex.q3.cases  # the fixed cases' lists are the checker's own: still as written after the check
+    assert list(ex.q3.cases.values())[0]["answers"] == ["3", "5", "5"]

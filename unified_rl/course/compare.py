@@ -5,6 +5,8 @@ Values (numbers, tensors, tuples of them) are compared by `compare`; gradients b
 reference, from inputs that require grad, and compares what reaches each input.
 """
 
+import copy
+
 import numpy as np
 import torch
 
@@ -117,9 +119,14 @@ def compare_gradients(got, want, *, atol, rtol):
 
 
 def _clone(kwargs, grad=()):
-    """A fresh copy of the inputs; those named in `grad` (and those that did) require grad."""
-    return {k: v.detach().clone().requires_grad_(v.requires_grad or k in grad) if torch.is_tensor(v) else v
-            for k, v in kwargs.items()}
+    """A fresh copy of the inputs; those named in `grad` (and those that did) require grad. Lists and dicts
+    are copied too (an answer that sorts or empties one is then seen changing it); a model is passed as it
+    is (the checker reads its state before and after instead: `gradcheck`)."""
+    def one(k, v):
+        if torch.is_tensor(v):
+            return v.detach().clone().requires_grad_(v.requires_grad or k in grad)
+        return copy.deepcopy(v) if isinstance(v, (list, dict, set)) else v
+    return {k: one(k, v) for k, v in kwargs.items()}
 
 
 def _flat(x):

@@ -9,6 +9,10 @@ backpropagated as it is, into logp and into `coef`, which must receive nothing.
 
 Which inputs require grad is read from the reference's signature (`logp`, `logp_chosen`, ...; never
 `logp_ref` or `logp_old`, which no gradient should reach) unless `grad=` names them.
+
+A model among the inputs is the learner's own (the notebook passes the same object on): the answer must
+leave it as it found it. Its parameters and buffers (names, values, dtypes, devices, requires_grad), its
+adapters' on/off state, and what `keeps(inputs)` computes from it are read before and after the answer.
 """
 
 import inspect
@@ -64,6 +68,36 @@ def leaky(fn, through=("logp",)):
     return leaky_fn
 
 
+def _model_state(module):
+    """What a function given `module` must leave unchanged: each tensor of its state (value, dtype, device),
+    each parameter's requires_grad, and each adapter layer's switch (peft's `_disable_adapters`)."""
+    tensors = {k: v.detach().clone() for k, v in module.state_dict(keep_vars=True).items()}
+    grads = {k: p.requires_grad for k, p in module.named_parameters()}
+    switches = {k: bool(m._disable_adapters) for k, m in module.named_modules() if hasattr(m, "_disable_adapters")}
+    return tensors, grads, switches
+
+
+def _model_damage(before, module):
+    """None if `module` still has the state `before` recorded, else what changed, in words."""
+    tensors, grads, switches = before
+    now, now_grads, now_switches = _model_state(module)
+    if set(now) != set(tensors):
+        gone, new = sorted(set(tensors) - set(now)), sorted(set(now) - set(tensors))
+        return t("fn.model.gone", names=", ".join(gone[:3]) + (" ..." if len(gone) > 3 else "")) if gone else \
+            t("fn.model.new", names=", ".join(new[:3]))
+    for k, v in tensors.items():
+        if (now[k].dtype, now[k].device) != (v.dtype, v.device):
+            return t("fn.model.moved", name=k, before=f"{v.dtype}, {v.device}", after=f"{now[k].dtype}, {now[k].device}")
+        if now[k].shape != v.shape or not torch.equal(now[k], v):
+            return t("fn.model.values", name=k)
+    changed = [k for k in grads if now_grads.get(k) != grads[k]]
+    if changed:
+        return t("fn.model.requires_grad", name=changed[0], before=grads[changed[0]], after=now_grads.get(changed[0]))
+    if now_switches != switches:
+        return t("fn.model.adapters_off" if any(now_switches.values()) else "fn.model.adapters_on")
+    return None
+
+
 class FunctionExercise(Exercise):
     """A function, run on named edge cases and random inputs and compared with a reference function.
 
@@ -74,13 +108,15 @@ class FunctionExercise(Exercise):
     surrogate without detach (`loss`, default `surrogate_without_detach` over the policy's log-probs)
     must match the reference's. A reference from `objectives` or `paradigm` (a scalar) is compared by
     its gradient too. `grad`: the inputs made to require grad (default: read off the signature).
+    keeps: callable(inputs) -> tensor, what a model among the inputs must still compute after the answer
+    ran (e.g. the policy's log-probs); every model input's state is checked in any case (module doc).
     """
 
     kind = "function"
     points = 3  # an implementation, checked by its values and its gradient
 
     def __init__(self, reference, cases=None, *, random_inputs=None, n_random=5, atol=1e-5, rtol=1e-5,
-                 detached=False, seed=0, grad=_MISSING, loss=_MISSING, **kw):
+                 detached=False, seed=0, grad=_MISSING, loss=_MISSING, keeps=None, **kw):
         if not cases and random_inputs is None:
             raise ValueError("a FunctionExercise needs cases or random_inputs to test on")
         super().__init__(**kw)
@@ -93,7 +129,7 @@ class FunctionExercise(Exercise):
             grad = tuple(logps) + (("coef",) if scalar and "coef" in params else ()) if (detached or scalar) else ()
         if loss is _MISSING:
             loss = surrogate_without_detach(*pairs) if detached and pairs else None
-        self.grad, self.loss = tuple(grad), loss
+        self.grad, self.loss, self.keeps = tuple(grad), loss, keeps
 
     @property
     def stub(self):
@@ -128,12 +164,15 @@ class FunctionExercise(Exercise):
             ref_in = _clone(kwargs, self.grad)
             want = self.reference(**ref_in)
             given = _clone(kwargs, self.grad)
+            models = {k: _model_state(v) for k, v in kwargs.items() if isinstance(v, torch.nn.Module)}
+            kept = self._kept(kwargs) if models else None
             try:
                 got = answer(**given)
             except NotImplementedError:
                 raise
             except Exception as e:  # the learner's bug, reported rather than raised
                 raise Wrong(t("fn.raised", where=where, inputs=_describe(kwargs), error=type(e).__name__, message=e)) from None
+            self._unharmed(models, kwargs, kept, where)
             for k, v in kwargs.items():
                 if compare(given[k], v, atol=0, rtol=0) is not None:
                     raise Wrong(t("fn.in_place", name=k))
@@ -149,3 +188,25 @@ class FunctionExercise(Exercise):
                     msg += t("fn.other_path")
                 if msg:
                     raise Wrong(t("fn.values_right_but", where=where, why=msg))
+
+    def _kept(self, inputs):
+        """What `keeps` computes from the inputs now (None without `keeps`)."""
+        if self.keeps is None:
+            return None
+        with torch.no_grad():
+            return self.keeps(**inputs).detach().clone()
+
+    def _unharmed(self, models, inputs, kept, where):
+        """Raise Wrong if the answer changed a model it was given (state, adapters, or what it computes)."""
+        for k, before in models.items():
+            why = _model_damage(before, inputs[k])
+            if why:
+                raise Wrong(t("fn.model_changed", where=where, name=k, why=why))
+        if kept is not None:
+            try:
+                now = self._kept(inputs)
+            except Exception as e:  # a model the answer broke so far that it no longer runs
+                raise Wrong(t("fn.model_changed", where=where, name=next(iter(models)),
+                              why=f"{type(e).__name__}: {e}")) from None
+            if now.shape != kept.shape or not torch.allclose(now, kept, rtol=0, atol=1e-12):
+                raise Wrong(t("fn.model_changed", where=where, name=next(iter(models)), why=t("fn.model.outputs")))

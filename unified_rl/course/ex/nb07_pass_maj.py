@@ -57,6 +57,11 @@ def _mode(answers, correct):  # the majority over all n answers: that is maj@n
     return float(bool(votes) and max(set(votes), key=votes.count) == correct)
 
 
+def _marks_in_place(answers, correct):  # the right number, from the learner's list overwritten with 0/1 marks
+    answers[:] = [a is not None and a == correct for a in answers]
+    return sum(answers) / len(answers)
+
+
 def _random_answers(gen):
     n_ = int(torch.randint(1, 9, (), generator=gen))
     pool = ["3", "5", "8", None]
@@ -75,7 +80,7 @@ q3 = FunctionExercise(
     hint=[Msg("nb07.q3.hint1"),
           Msg("nb07.q3.hint2")],
     solution_value=_maj_at_1_solution,
-    wrong=[_none_wins, _first_only, _mode],
+    wrong=[_none_wins, _first_only, _mode, _marks_in_place],
 )
 
 # q4 (by hand): maj@3 of four answers ["7", "7", "3", "5"], correct "7".

@@ -7,7 +7,10 @@ SmolLM2's own layer); q3: per-token log-probs from a causal LM's logits (`sampli
 takes them from the model; the notebook compares the two on SmolLM2); q4: the response mask of a
 chat rollout (prompt, reply, end-of-turn, right padding); q5: pi_ref's log-probs as the policy's
 own model with its LoRA adapter switched off. Each is checked by value (and q1-q3 by gradient), on
-inputs that vary every entry, and carries plausible wrong answers.
+inputs that vary every entry, and carries plausible wrong answers. q5 is given the learner's model: its
+checker also reads the model afterwards (parameters, requires_grad, adapters on, the policy's log-probs)
+and rejects an answer that returns the right numbers by stripping, zeroing, freezing, moving or leaving
+off the adapters.
 """
 
 import torch
@@ -350,6 +353,51 @@ def _ref_base_model(model, input_ids, attention_mask):
         return token_logp(model.get_base_model(), input_ids, attention_mask)
 
 
+def _harming(harm, doc, after=False):
+    """A wrong answer: pi_ref's right numbers, from a model that `harm` changes in place (before computing them,
+    the adapters' own state doing the switching off; or after: the solution, then the harm)."""
+    def answer(model, input_ids, attention_mask):
+        from unified_rl.sampling import token_logp
+
+        if after:
+            out = _ref_solution(model, input_ids, attention_mask)
+            harm(model)
+            return out
+        harm(model)
+        with torch.no_grad():
+            return token_logp(model, input_ids, attention_mask).double()
+    answer.__doc__ = doc
+    return answer
+
+
+def _zero_lora_b(model):
+    with torch.no_grad():
+        for name, p in model.named_parameters():
+            if "lora_B" in name:
+                p.zero_()
+
+
+_ref_damaging = [
+    _harming(lambda m: m.base_model.unload(), "the adapters taken out (peft's `unload`): the policy is gone"),
+    _harming(_zero_lora_b, "every lora_B set to 0 in place: the adapter adds nothing, the training is lost"),
+    _harming(lambda m: m.base_model.disable_adapter_layers(), "the adapters switched off and never on again"),
+    _harming(lambda m: m.requires_grad_(False), "requires_grad_(False) on the whole model: its adapters no longer "
+             "train", after=True),
+    _harming(lambda m: m.float(), "`model.float()`: close numbers, and a float32 model afterwards", after=True),
+    _harming(lambda m: m.to("meta"), "the model moved off its device (`.to(...)`) after the right numbers", after=True),
+    _harming(lambda m: [x.register_forward_hook(lambda mod, i, o: o * 0) for n, x in m.named_modules()
+                        if n.endswith("lora_B.default")],
+             "a forward hook that silences every adapter: no parameter changes, the policy's outputs do"),
+]
+
+
+def _policy_logp(model, input_ids, attention_mask):
+    """What the learner's policy computes (adapters on): a pi_ref answer must leave it as it was."""
+    from unified_rl.sampling import token_logp
+
+    return token_logp(model, input_ids, attention_mask)
+
+
 def _lora_llama(gen):
     """A tiny random Llama with LoRA adapters whose B is not 0 (so the adapter changes the output)."""
     from transformers import LlamaConfig, LlamaForCausalLM
@@ -382,10 +430,11 @@ def _lora_llama(gen):
 
 q5 = FunctionExercise(
     _ref_solution,
-    random_inputs=_lora_llama, n_random=3, grad=(), detached=True, var="my_reference_logp",
+    random_inputs=_lora_llama, n_random=3, grad=(), detached=True, var="my_reference_logp", keeps=_policy_logp,
     title=Msg("nb12.q5.title"),
     hint=[Msg("nb12.q5.hint1"), Msg("nb12.q5.hint2")],
     solution=Msg("nb12.q5.solution"),
     solution_value=_ref_solution,
-    wrong=[_ref_adapter_on, _ref_no_attention_mask, _ref_base_model],
+    wrong=[_ref_adapter_on, _ref_no_attention_mask, _ref_base_model,
+           *_ref_damaging],  # the right numbers from a model the answer leaves changed (read afterwards)
 )
