@@ -19,7 +19,7 @@ from nbformat.v4 import new_code_cell, new_notebook
 REPO = Path(__file__).resolve().parents[2]
 EXPLORERS = ["dpo_explorer()", "ppo_explorer()", "grpo_explorer()", "rft_explorer()", "paradigm_explorer()",
              "pass_maj_explorer()", "noisy_reward_explorer()", "length_explorer()", "policy_explorer()",
-             "preference_explorer()", "dpo_loss_explorer()", "loss_explorer()"]
+             "preference_explorer()", "dpo_loss_explorer()", "loss_explorer()", "compose_explorer()"]
 # The course notebooks run here: each explorer of the course is in the self-test notebook (10's and 11's
 # included), so the notebooks run are 00 (its explorer built on a live batch rather than defaults) and one
 # Chinese twin (same code, Chinese labels: tests/test_zh_edition.py checks the code, the labels come from
@@ -70,7 +70,8 @@ def _write_selftest(root):
                "from unified_rl.course.nb_basics import length_explorer\n"
                "from unified_rl.course.widgets_policy_gradient import policy_explorer\n"
                "from unified_rl.course.widgets_preference import preference_explorer, dpo_loss_explorer\n"
-               "from unified_rl.course.widgets_peers import loss_explorer")
+               "from unified_rl.course.widgets_peers import loss_explorer\n"
+               "from unified_rl.course.widgets_compose import compose_explorer")
     # a negative control: how a long description with description_width "initial" squeezed a track
     squeezed = ('import ipywidgets as W\ns = W.FloatSlider(description="share of the wrong mass on one wrong answer", '
                 'style={"description_width": "initial"}, layout=W.Layout(width="420px"))\n'
