@@ -108,7 +108,7 @@ def error_of(capsys, *argv):
     (["reproduce", "figure7", "--preset", "llm-cpy", "--out", "x"], "invalid choice: 'llm-cpy' (choose from 'cpu', "),
     (["trian"], "unified_rl: error: argument command: invalid choice: 'trian' (did you mean 'train'?)"),
     (["evalute"], "(did you mean 'evaluate'?)"),
-    (["train", "dpp", "--out", "x"], "invalid choice: 'dpp' (did you mean 'dpo' or 'ppo'?)"),  # a tie, in the registry's order
+    (["train", "dpp", "--out", "x"], "invalid choice: 'dpp' (did you mean 'dppo'?)"),  # one letter short of a row
     (["train", "xyz", "--out", "x"], "invalid choice: 'xyz' (choose from 'sft', 'rft', "),
     (["train", "grpo", "--out", "x", "--bogus"], "unrecognized arguments: --bogus (see --help)"),  # not "--out"
     (["train", "grpo", "--out", "x", "-v"], "unrecognized arguments: -v (see --help)"),
