@@ -381,3 +381,36 @@ def test_the_oracle_sees_the_sampler_ratio(monkeypatch):
     monkeypatch.setitem(MASKS, "tis", dataclasses.replace(MASKS["tis"], objective=lambda v, adv: objective(
         dataclasses.replace(v, logp_old=v.sampler_logp, sampler_logp=v.logp_old), adv)))
     assert min(oracle_error(ORACLE[0], off) for off in (False, True)) > SLIP
+
+
+# ---------------------------------------------------------------- two ranks: the batch's statistics are every rank's
+
+RANKED = [("reward_norm", "vanilla", "positive_nll", "token-sum", ("tis",), dict(norm_mean_type="batch")),
+          ("grpo", "dppo_tv", "entropy_bonus", "token-mean", ("mis",), dict(sampler_mask_level="geometric"))]
+
+
+def ranked_coefficients(parts_, local_normalisers=False):
+    """(the coefficient of one process, the two simulated ranks' coefficients side by side), off-policy."""
+    from unified_rl import distributed
+    advantage, policy, kl, aggregation, masks, settings = parts_
+    method = compose(advantage, policy, kl, aggregation, masks=masks, name="ranked", **settings)
+    b, cfg = batch(True), get_preset("cpu").rl
+
+    def coefficient(rows, across):
+        cut = {k: v[rows] for k, v in b.items()}
+        step = Step(SampledBatch(cut["mask"], G, None, None, cut["sampler"]), cut["r"], cut["logp"], cut["old"], None,
+                    None, cfg, method.hparams, across=across)
+        return method.coefficient(step)
+    half = len(LENGTHS) // 2 // G * G  # whole groups on each rank
+    shares = [slice(0, half), slice(half, None)]
+    ranks = distributed.simulate(lambda: coefficient(shares[distributed.current().rank], distributed.across()),
+                                 local_normalisers=local_normalisers)
+    return coefficient(slice(None), None), torch.cat(ranks)
+
+
+@pytest.mark.parametrize("parts_", RANKED, ids=[p[0] + " x " + p[2] for p in RANKED])
+def test_two_ranks_give_one_process_coefficient(parts_):
+    one, ranks = ranked_coefficients(parts_)
+    assert rel(ranks, one) < EXACT
+    one, local = ranked_coefficients(parts_, local_normalisers=True)  # each rank's own batch statistics
+    assert rel(local, one) > SLIP
