@@ -366,6 +366,19 @@ def test_coefficients_detached_zero_off_mask_and_exact_zero_groups():
         assert (gc_of(name, d["logp"], m, scores=same, **kw) == 0).all(), name  # is 0); 8 rows: mean(0.7) != 0.7
 
 
+def test_a_float32_mask_with_float64_log_probs():
+    """A float64 policy on a float32 batch (the distributed job's lab64): every outcome method's coefficient is the
+    one it has on a float64 mask, to float32's rounding (a per-response advantage takes the mask's dtype)."""
+    d = make(11, 4, 2, 6)
+    m = d["mask"]
+    for name in OUTCOME:
+        kw = dict(logp_old=d["logp_old"], logp_ref=d["logp_ref"], scores=d["rewards"], beta=0.1,
+                  group_size=2 if name == "remax" else 4)
+        want = gc_of(name, d["logp"], m, **kw)
+        got = gc_of(name, d["logp"], m.float(), **kw)
+        assert torch.allclose(got.double(), want, rtol=1e-6, atol=1e-6), name
+
+
 def test_cispo_never_zeroes_a_token_where_dapo_does():
     m = torch.ones(2, 3, dtype=torch.float64)
     old = torch.zeros(2, 3, dtype=torch.float64)
