@@ -60,7 +60,12 @@ def token_mean_weight(mask, across=None):
 
 
 def token_sum_weight(mask, across=None):
-    """(B, 1) B |o_i| (B every rank's rows with `across`): verl's token-sum, J = the batch's sum of f."""
+    """(B, 1) B |o_i| (B every rank's rows with `across`): verl's token-sum, J = the batch's sum of f.
+
+    >>> token_sum_weight(torch.tensor([[1., 1., 0.], [1., 0., 0.]]))
+    tensor([[4.],
+            [2.]])
+    """
     B = torch.tensor(float(mask.shape[0]), dtype=mask.dtype, device=mask.device)
     return (B if across is None else across.sum(B)) * _lengths(mask)
 

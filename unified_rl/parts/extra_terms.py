@@ -16,7 +16,8 @@ gradient is no coefficient on the sampled token. What a sampled token can carry 
 pi_theta / pi_sampler (not differentiated), E_{a ~ pi_sampler}[-rho_s log pi_theta(a)] = H_t, and
 E[-rho_s (log pi_theta(a) + 1) grad log pi_theta(a)] = grad H_t, so `entropy_bonus` follows TRL's gradient in
 expectation over the sampled tokens, not on one batch (derive("entropy_bonus") proves the expectation on a
-three-token vocabulary; tests/test_field_2026_losses.py measures one batch's distance on a tiny model). TRL's
+three-token vocabulary; tests/test_field_2026_trl.py checks the expectation against TRL's own loss on the tiny
+lab model, and that one batch's tokens give only an estimate of it). TRL's
 use_adaptive_entropy (entropy_target, entropy_coef_delta: Skywork-OR1) moves c between steps from the measured
 entropy: a controller of the run, not a term of one step's loss, and not here.
 """
@@ -79,6 +80,15 @@ def entropy_estimate_gc(logp, sampler_logp, coef):
     return -coef * torch.exp(logp - sampler_logp) * (logp + 1)
 
 
+def log_ratio_sq_gc(log_ratio, tau):
+    """(B, T) d/dlogp of -tau (log r)^2: -2 tau log r.
+
+    >>> log_ratio_sq_gc(torch.tensor([[0.5, -0.25]]), 0.1)
+    tensor([[-0.1000,  0.0500]])
+    """
+    return -2 * tau * log_ratio
+
+
 def _weight(v):
     return aggregations.weight(v, v.setting("aggregation", "seq-mean-token-mean"))  # (B, 1)
 
@@ -91,8 +101,7 @@ def _rewards_positive(v):
 
 
 def _log_ratio_sq(v):
-    tau = _checks.scalar(v.setting("log_ratio_sq_tau"), "log_ratio_sq_tau", low=0.0)
-    return -2 * tau * v.log_ratio()
+    return log_ratio_sq_gc(v.log_ratio(), _checks.scalar(v.setting("log_ratio_sq_tau"), "log_ratio_sq_tau", low=0.0))
 
 
 def _positive_nll(v):
