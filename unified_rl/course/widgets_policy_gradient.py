@@ -6,7 +6,7 @@ GRPO's symmetric clip, DAPO's clip-higher and CISPO's clipped weight (every toke
 GSPO's sequence clip with its own range (the paper's 3e-4 / 4e-4, the gspo policy term's settings): there only o1's first
 token is at r, so its sequence ratio is s = r^(1/|o1|), and one GC, s A or 0, holds on every token.
 Right: the push each token of o1 gets in eq 5 (GC / |o1|) against |o1| under the three
-aggregations. Every number comes from `unified_rl.coefficients` (policy.py, paper.py).
+aggregations. Every number is a registered method's coefficient (`methods.gc_of`, `coefficients.grpo`).
 References: Dr. GRPO arXiv 2503.20783, DAPO 2503.14476, GSPO 2507.18071, CISPO 2506.13585.
 """
 

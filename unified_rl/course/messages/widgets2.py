@@ -9,7 +9,7 @@ MESSAGES.update({
     "w.pg.curve.cispo_weight": ("CISPO weight", "CISPO 权重"),
     "w.pg.curve.gspo": ("GSPO: o₁'s 1st token at r (ε 3e-4/4e-4)", "GSPO：o₁ 的第 1 个 token 取 r（ε 3e-4/4e-4）"),
     "w.pg.curve.grpo_length": ("GRPO: A-hat, 1/|o|", "GRPO：A-hat，1/|o|"),
-    "w.pg.curve.token_mean": ("token-mean (DAPO)", "token 均值（DAPO）"),
+    "w.pg.curve.token_mean": ("group-token-mean (DAPO)", "按组的 token 均值（DAPO）"),
     "w.pg.curve.constant_l": ("constant L = {L} (Dr. GRPO)", "常数 L = {L}（Dr. GRPO）"),
     'w.pg.ratio_r': ('ratio r',
         '比率 r'),
