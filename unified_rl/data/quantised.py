@@ -33,20 +33,18 @@ def q8_0(x):
     """x rounded to Q8_0 and back (float32)."""
     b = _blocks(x)
     d = b.abs().amax(-1, keepdim=True) / 127
-    inv = torch.where(d == 0, torch.zeros_like(d), 1 / d)
-    y = b * inv
-    q = torch.sign(y) * torch.floor(y.abs() + 0.5)  # ggml's roundf: half away from zero
-    return (q * _fp16(d)).reshape(x.shape)
+    y = b * torch.where(d == 0, torch.zeros_like(d), 1 / d)
+    q = y.abs().add_(0.5).floor_().copysign_(y)  # ggml's roundf: half away from zero
+    return q.mul_(_fp16(d)).reshape(x.shape)
 
 
 def q4_1(x):
     """x rounded to Q4_1 and back (float32)."""
     b = _blocks(x)
-    hi, lo = b.amax(-1, keepdim=True), b.amin(-1, keepdim=True)
+    lo, hi = torch.aminmax(b, dim=-1, keepdim=True)
     d = (hi - lo) / 15
-    inv = torch.where(d == 0, torch.zeros_like(d), 1 / d)
-    q = torch.trunc((b - lo) * inv + 0.5).clamp(0, 15)
-    return (q * _fp16(d) + _fp16(lo)).reshape(x.shape)
+    q = (b - lo).mul_(torch.where(d == 0, torch.zeros_like(d), 1 / d)).add_(0.5).trunc_().clamp_(0, 15)
+    return q.mul_(_fp16(d)).add_(_fp16(lo)).reshape(x.shape)
 
 
 QUANTISE = {"q8_0": q8_0, "q4_1": q4_1}
