@@ -120,8 +120,9 @@ def composed(method):
         if d is None:  # no KL term in the loss (0), or one registered without a derivation (named K)
             K = 0 if kl is None else sp.Symbol(f"K_{i},{s}")
         else:  # its derived piece for one token, written for token (i, t)
-            K = (d.hand or d.gc)[0].subs({d.symbols[key][0]: sp.Symbol(f"ell{sup}_{i},{s}", real=True) for key, sup
-                                          in (("logp", ""), ("logp_ref", "^ref"), ("logp_old", "^old")) if key in d.symbols})
+            names = (("logp", ""), ("logp_ref", "^ref"), ("logp_old", "^old"))
+            K = (d.hand or d.gc)[0].subs({d.symbols[key][0]: sp.Symbol(f"ell{sup}_{i},{s}", real=True)
+                                          for key, sup in names if key in d.symbols})
         gc = P + K if wi == 1 else sp.Mul(wi, P + K, evaluate=False)  # w_i (P + K), as composition.py puts it
         out.append(sp.Eq(sp.Symbol(f"GC_{i},{s}"), gc, evaluate=False))
     return out
@@ -179,7 +180,8 @@ def compose_explorer(advantage="grpo", policy="vanilla", kl="k3", kl_in="loss", 
                 "advantage": _dropdown(t("w.compose.advantage"), _options(parts.ADVANTAGES), advantage),
                 "policy": _dropdown(t("w.compose.policy"), _options(parts.POLICY_TERMS), policy),
                 "kl": _dropdown(t("w.compose.kl"), [(t("w.compose.no_kl"), None)] + _options(parts.KL_TERMS), kl),
-                "kl_in": W.ToggleButtons(options=[(t("w.compose.in_loss"), "loss"), (t("w.compose.in_reward"), "reward")],
+                "kl_in": W.ToggleButtons(options=[(t("w.compose.in_loss"), "loss"),
+                                                  (t("w.compose.in_reward"), "reward")],
                                          value=kl_in, style={"button_width": "110px"}),
                 "aggregation": _dropdown(t("w.compose.aggregation"), _options(parts.AGGREGATIONS), aggregation)}
     for c in controls.values():
@@ -196,13 +198,13 @@ def compose_explorer(advantage="grpo", policy="vanilla", kl="k3", kl_in="loss", 
         fig = Figure(figsize=(6.5, 2.6), layout="constrained")
         ax = fig.subplots()
         fig.colorbar(draw_coefficients(ax, gc, mask, title=f"GC: {label}"), ax=ax)
-        agree = oracle < ORACLE_TOL
+        agree, on = oracle < ORACLE_TOL, gc[mask.bool()]  # the GC on the response tokens
         rows = [[t("w.compose.col.what"), t("w.compose.col.value")],
                 [t("w.compose.composition"), label],
                 *[[t(f"w.compose.{axis}"), f"{part.name}: {parts_text.summary(part)} ({part.cite})"]
                   for axis, part in method.composition.parts.items() if ":" not in axis],
-                [t("w.compose.gc_range"), f"{gc[mask.bool()].min().item():+.4f} … {gc[mask.bool()].max().item():+.4f}"],
-                [t("w.compose.gc_zero"), f"{(gc[mask.bool()] == 0).double().mean().item():.0%}"],
+                [t("w.compose.gc_range"), f"{on.min().item():+.4f} … {on.max().item():+.4f}"],
+                [t("w.compose.gc_zero"), f"{(on == 0).double().mean().item():.0%}"],
                 [t("w.compose.oracle"), t("w.compose.agree" if agree else "w.compose.differ", diff=oracle)]]
         return {"method": method, "gc": gc, "mask": mask, "oracle": oracle, "agree": agree, "label": label}, fig, rows
 
