@@ -160,3 +160,26 @@ def test_the_layer_table_names_every_module():
     named = {n.strip("/") for n in re.findall(r"`([\w/]+)`", table)}
     top = {m.split(".")[0] for m in modules() if m and not m.startswith("__")}
     assert top - named == set(), f"modules the layer table does not name: {sorted(top - named)}"
+
+
+def test_the_parts_table_names_every_registered_part():
+    """docs/ARCHITECTURE.md's table of the axes names every part each registry holds, and no part that is not one:
+    a part added without its row in the table, or a row left for a part that is gone, fails here."""
+    import re
+
+    from unified_rl import parts
+    doc = open(os.path.join(os.path.dirname(PACKAGE), "docs", "ARCHITECTURE.md")).read()
+    start = doc.index("| axis (registry) | parts |")
+    table = doc[start:doc.index("\n\n", start)]
+    for axis, registry in parts.REGISTRIES.items():
+        row = next((line for line in table.splitlines() if f"`parts.{_registry_name(axis)}`" in line), None)
+        assert row is not None, f"no row for the {axis} axis"
+        named = set(re.findall(r"`([\w\-+]+)`", row.split("|")[2]))
+        missing = sorted(set(registry) - named)
+        assert not missing, f"{axis}: parts the table does not name: {missing}"
+
+
+def _registry_name(axis):
+    from unified_rl import parts
+    return next(k for k in ("ADVANTAGES", "POLICY_TERMS", "KL_TERMS", "TERMS", "AGGREGATIONS", "MASKS")
+                if getattr(parts, k) is parts.REGISTRIES[axis])

@@ -24,7 +24,7 @@ import pytest
 import torch
 
 from unified_rl.paradigm import Step, TensorBatch, surrogate_loss
-from unified_rl.parts import ADVANTAGES, AGGREGATIONS, KL_TERMS, MASKS, POLICY_TERMS, compose
+from unified_rl.parts import ADVANTAGES, AGGREGATIONS, KL_TERMS, MASKS, POLICY_TERMS, TERMS, compose
 from unified_rl.presets import get_preset
 
 G, GROUPS, T = 4, 3, 7
@@ -197,8 +197,14 @@ def nemo(kind=None, low=None, high=None, nll=0.0, token_level=True, eps=0.2):
 
 # ---------------------------------------------------------------- the cases: (parts, reference, slips)
 
+def kl_or_term(name):
+    """compose's argument for a KL term (kl=) or a term beside the policy term (terms=), by its registry."""
+    return {} if name is None else {"kl": name} if name in KL_TERMS else {"terms": (name,)}
+
+
 def comp(advantage, policy, kl=None, aggregation="seq-mean-token-mean", masks=(), **settings):
-    return lambda: compose(advantage, policy, kl, aggregation, masks=masks, name="case", **settings)
+    return lambda: compose(advantage, policy, aggregation=aggregation, masks=masks, name="case", **kl_or_term(kl),
+                           **settings)
 
 
 CASES = {
@@ -299,7 +305,7 @@ SLIPS = {  # name: (case, registry, part, planted gc (of the part's own argument
                 adv > 0, (q * (torch.log(q) - torch.log(p)) <= 0.03) | (p <= q),
                 (q * (torch.log(q) - torch.log(p)) <= 0.02) | (p >= q)))(torch.exp(v.logp), torch.exp(v.logp_old))),
     "Kimi K2.5's square without its 2":
-        ("prime-rl-default", KL_TERMS, "log_ratio_sq", lambda v: -0.05 * v.log_ratio()),
+        ("prime-rl-default", TERMS, "log_ratio_sq", lambda v: -0.05 * v.log_ratio()),
     "TOPR split by the advantage's sign, not the reward":
         ("roll-topr", POLICY_TERMS, "topr", lambda v, adv, keep: torch.where(
             adv > 0, 0.7 * adv, 1.3 * v.ratio().clamp(0, 1) * adv) * keep),
@@ -319,7 +325,7 @@ SLIPS = {  # name: (case, registry, part, planted gc (of the part's own argument
         ("skyrl-prompt-mean", AGGREGATIONS, "group-token-mean", lambda v: v.mask.shape[0] * v.mask.sum(-1, keepdim=True)
          / v.mask.sum()),
     "the positive NLL over every token, not the positive rows'":
-        ("nemo-vapo-nll", KL_TERMS, "positive_nll", lambda v: 0.3 * (v.scores > 0)[:, None].to(v.mask.dtype)
+        ("nemo-vapo-nll", TERMS, "positive_nll", lambda v: 0.3 * (v.scores > 0)[:, None].to(v.mask.dtype)
          * v.mask),
 }
 
@@ -358,7 +364,7 @@ ORACLE = [  # compositions whose parts read the sampler's ratio (tests/test_part
 
 def oracle_error(parts_, off_policy):
     advantage, policy, kl, aggregation, masks, settings = parts_
-    method = compose(advantage, policy, kl, aggregation, masks=masks, name="oracle", **settings)
+    method = compose(advantage, policy, aggregation=aggregation, masks=masks, name="oracle", **kl_or_term(kl), **settings)
     b = batch(off_policy)
     lp = b["logp"].clone().requires_grad_()
     cfg = get_preset("cpu").rl
@@ -393,7 +399,7 @@ def ranked_coefficients(parts_, local_normalisers=False):
     """(the coefficient of one process, the two simulated ranks' coefficients side by side), off-policy."""
     from unified_rl import distributed
     advantage, policy, kl, aggregation, masks, settings = parts_
-    method = compose(advantage, policy, kl, aggregation, masks=masks, name="ranked", **settings)
+    method = compose(advantage, policy, aggregation=aggregation, masks=masks, name="ranked", **kl_or_term(kl), **settings)
     b, cfg = batch(True), get_preset("cpu").rl
 
     def coefficient(rows, across):

@@ -234,7 +234,7 @@ def test_the_trl_batch_sits_on_both_sides_of_every_bound(world):
 def _expected_entropy_gradient(w, c, off_policy, weighted=True):
     """E over every token of the vocabulary at each position (the sampler's probability times the GC the
     entropy_bonus part gives that token), through eq 5's surrogate: the estimator's expected gradient."""
-    method = compose("grpo", "vanilla", "entropy_bonus", name="entropy", entropy_coef=c)
+    method = compose("grpo", "vanilla", terms=("entropy_bonus",), name="entropy", entropy_coef=c)
     policy, batch = w["policy"], rollout(w)
     policy.load_state_dict(w["old"])
     with torch.no_grad():
@@ -264,7 +264,7 @@ def test_the_entropy_estimator_has_trls_gradient_in_expectation_not_on_one_batch
     base = trl_gradient(world, {"loss_type": "grpo"}, off_policy)
     bonus = {k: theirs[k] - base[k] for k in base}
     assert rel_params(_expected_entropy_gradient(world, c, off_policy), bonus) < EXACT
-    one = our_gradient(world, compose("grpo", "vanilla", "entropy_bonus", name="entropy", entropy_coef=c),
+    one = our_gradient(world, compose("grpo", "vanilla", terms=("entropy_bonus",), name="entropy", entropy_coef=c),
                        {}, off_policy, with_sampler=False)
     policy_part = our_gradient(world, compose("grpo", "vanilla", name="plain"), {}, off_policy, with_sampler=False)
     assert rel_params({k: one[k] - policy_part[k] for k in one}, bonus) > SLIP  # one batch: an estimate

@@ -21,7 +21,7 @@ import torch
 
 from unified_rl import derivations, methods, parts
 from unified_rl.paradigm import step_from_tensors, surrogate_loss
-from unified_rl.parts import ADVANTAGES, AGGREGATIONS, KL_TERMS, MASKS, POLICY_TERMS, REGISTRIES, Composition, View
+from unified_rl.parts import ADVANTAGES, AGGREGATIONS, KL_TERMS, MASKS, POLICY_TERMS, REGISTRIES, TERMS, Composition, View
 from unified_rl.presets import get_preset
 
 ALL_PARTS = [p for r in REGISTRIES.values() for p in r.values()]
@@ -179,7 +179,8 @@ def random_composition(seed):
     in_reward = kl and "reward" in KL_TERMS[kl].extra and not ADVANTAGES[advantage].extra.get("no_kl_reward")
     kl_in = rng.choice(("loss", "reward") if in_reward else ("loss",)) if kl else "loss"
     masks = tuple(m for m in sorted(MASKS) if rng.random() < 0.5)
-    comp = Composition(advantage, policy, kl, kl_in, masks)
+    terms = tuple(t for t in sorted(TERMS) if rng.random() < 0.3)
+    comp = Composition(advantage, policy, kl, kl_in, masks, terms=terms)
     cls = parts.settings_class("Random", comp)
     hp = cls(**{f.name: random_setting(f, rng) for f in dataclasses.fields(cls) if f.name != "aggregation"},
              aggregation=rng.choice(sorted(AGGREGATIONS)))
@@ -210,7 +211,7 @@ def random_composition(seed):
         out = step_from_tensors(logp, mask, cfg, logp_old=old if off_policy else None, **tensors)
         out.batch.logp = old + sampler  # what a sampled Rollout carries: the KL in the reward reads it
         return out, logp
-    said = f"{advantage} x {policy} x {kl} ({kl_in}) x {hp.aggregation}, masks {masks}, G={G}, B={B}, T={T}; {hp}"
+    said = f"{advantage} x {policy} x {kl} ({kl_in}) + {terms} x {hp.aggregation}, masks {masks}, G={G}, B={B}, T={T}; {hp}"
     return comp, step, said
 
 
@@ -329,16 +330,17 @@ def covering_compositions():
     """{name: (parts, options)}: composition i takes the i-th part of every axis (cycling), so each part is in one."""
     from unified_rl.rewards import OverlongPenalty, RewardColumns, RuleReward
     axes = {"advantage": sorted(ADVANTAGES), "policy": sorted(POLICY_TERMS), "kl": sorted(KL_TERMS),
-            "aggregation": sorted(AGGREGATIONS), "mask": sorted(MASKS)}
+            "aggregation": sorted(AGGREGATIONS), "mask": sorted(MASKS), "term": sorted(TERMS)}
     out = {}
     for i in range(max(map(len, axes.values()))):
-        a, p, kl, agg, mask = (names[i % len(names)] for names in axes.values())
+        a, p, kl, agg, mask, term = (names[i % len(names)] for names in axes.values())
         gae, can = ADVANTAGES[a].extra.get("per_batch") == "gae", "reward" in KL_TERMS[kl].extra and a != "gdpo"
         kl_in = "reward" if (i % 2 or gae) and can else "loss"
         kl = None if gae and not can else kl  # GAE takes a KL in its reward only
         reward = {"indicator": RuleReward(), "gdpo": RewardColumns(RuleReward(), OverlongPenalty())}.get(a, Spread())
         out[f"cover-{i}"] = (dict(advantage=a, policy=p, kl=kl, aggregation=agg),
-                             dict(kl_in=kl_in, masks=(mask,), reward=reward, **switched_on(MASKS[mask])))
+                             dict(kl_in=kl_in, masks=(mask,), terms=(term,), reward=reward,
+                                  **switched_on(MASKS[mask]), **switched_on(TERMS[term])))
     return out
 
 
@@ -348,6 +350,7 @@ def test_the_covering_compositions_hold_every_part():
         for axis in ("advantage", "policy", "kl", "aggregation"):
             held[axis].add(parts_[axis]) if parts_[axis] else None
         held["mask"].update(options["masks"])
+        held["term"].update(options.get("terms", ()))
     assert held == {axis: set(r) for axis, r in REGISTRIES.items()}
 
 
@@ -375,17 +378,20 @@ def test_every_part_passes_the_model_oracle_in_a_composition_that_sees_it(monkey
     monkeypatch.setattr(hooks, "process_rewards", drawn_steps)
     clean, slipped = [], {}  # slipped: (axis, part) -> the oracle's keys of its first composition, it doubled
     for name, (parts_, options) in covering_compositions().items():
-        variants = {name: (parts_, options["masks"], None)}
+        variants = {name: (parts_, options["masks"], options["terms"], None)}
         for axis, registry in REGISTRIES.items():
-            for held in options["masks"] if axis == "mask" else (parts_[axis],) if parts_[axis] else ():
+            listed = {"mask": options["masks"], "term": options["terms"]}
+            for held in listed[axis] if axis in listed else (parts_[axis],) if parts_[axis] else ():
                 if (axis, held) in slipped or axis == "kl" and ADVANTAGES[parts_["advantage"]].extra.get("per_batch"):
                     continue  # a per-batch advantage reads its KL reward in the hook, on both sides alike
                 slipped[(axis, held)] = []
                 slip = _slipped(registry, registry[held], monkeypatch)
-                chosen = (parts_, (slip,)) if axis == "mask" else ({**parts_, axis: slip}, options["masks"])
+                chosen = (parts_, (slip,), options["terms"]) if axis == "mask" else \
+                    (parts_, options["masks"], (slip,)) if axis == "term" else \
+                    ({**parts_, axis: slip}, options["masks"], options["terms"])
                 variants[f"{name}:{axis}:{held}"] = (*chosen, (axis, held))
-        for key, (chosen, masks, part) in variants.items():
-            m = parts.compose(name=key, **chosen, **{**options, "masks": masks})
+        for key, (chosen, masks, terms, part) in variants.items():
+            m = parts.compose(name=key, **chosen, **{**options, "masks": masks, "terms": terms})
             monkeypatch.setitem(methods.METHODS, key, m)
             keys = [key, f"{key}-clipped"] if m.off_policy else [key]
             clean.extend(keys) if part is None else slipped[part].extend(keys)

@@ -342,13 +342,13 @@ def test_to_trl_and_from_trl_agree():
                                                            if hasattr(METHODS[name].hparams, k)})
         assert back == name, (name, over, back)
         for k, v in settings_.items():
-            if hasattr(hp, k) and k != "adv_eps" and (k != "max_len" or hp.aggregation == "constant"):
+            if hasattr(hp, k) and k != "adv_eps" and (k != "max_len" or hp.aggregation == "seq-mean-token-sum-norm"):
                 assert getattr(hp, k) == v or (k == "clip_eps_high" and getattr(hp, k) is None), (name, k)
         assert any("1e-4" in x for x in out.differences) == (over.get("adv_eps", 1e-6) != 1e-4)
     with pytest.raises(ValueError, match="no GRPOConfig"):
         peers.to_trl("ppo")
     with pytest.raises(ValueError, match="no TRL loss_type"):
-        peers.to_trl("grpo", aggregation="seq-mean-token-sum-norm")
+        peers.to_trl("grpo", aggregation="token-sum")
     with pytest.raises(ValueError, match="requires importance_sampling_level"):
         peers.to_trl("grpo", aggregation="seq-mean-token-sum")
 

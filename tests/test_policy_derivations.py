@@ -174,7 +174,7 @@ def test_wrong_forms_fail():
              (rloo, tuple(h * sp.Rational(2, 3) for h in rloo.hand)),
              (dr, tuple(h * L_ for h, L_ in zip(dr.hand, (1, L / 2, L / 2)))),
              (derive("aggregation_token_mean", 1), derive("aggregation_seq_mean_token_mean", 1).hand),
-             (derive("aggregation_seq_mean_token_sum_norm", 1), derive("aggregation_constant", 1).hand)]
+             (derive("aggregation_seq_mean_token_sum_norm", 1), derive("aggregation_token_sum", 1).hand)]
     for d, hand in wrong:
         with pytest.raises(AssertionError, match="differs from the hand form"):
             check(dataclasses.replace(d, hand=hand))

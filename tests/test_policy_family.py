@@ -97,11 +97,9 @@ def aggregate(f, m, name, G=1, L=None):
         return torch.stack([rows[i:i + G].sum() / m[i:i + G].sum() for i in range(0, B, G)]).mean()
     if name == "seq-mean-token-sum":
         return rows.mean()
-    if name == "seq-mean-token-sum-norm":
-        return rows.sum() / L
     if name == "token-sum":
         return rows.sum()
-    assert name == "constant"
+    assert name in ("seq-mean-token-sum-norm", "constant")  # verl's name since b8d91ef8, and its alias
     return rows.sum() / (B * L)
 
 
@@ -319,9 +317,9 @@ def test_aggregation_factor_is_the_only_difference():
     base = dapo_gc(d["rewards"], G, d["logp"], d["logp_old"], m, aggregation="seq-mean-token-mean")
     n = m.sum(-1, keepdim=True)
     factors = {"group-token-mean": G * n / n.view(-1, G).sum(-1).repeat_interleave(G)[:, None],
-               "token-mean": B * n / n.sum(), "seq-mean-token-sum": n, "seq-mean-token-sum-norm": B * n / 5.0,
+               "token-mean": B * n / n.sum(), "seq-mean-token-sum": n, "seq-mean-token-sum-norm": n / 5.0,
                "constant": n / 5.0, "token-sum": B * n}
-    assert set(factors) | {"seq-mean-token-mean"} == set(parts.AGGREGATIONS)
+    assert set(factors) | {"seq-mean-token-mean"} == set(parts.AGGREGATIONS) | set(parts.AGGREGATIONS.aliases) - {"prompt_mean"}
     for agg, factor in factors.items():
         coef = dapo_gc(d["rewards"], G, d["logp"], d["logp_old"], m, aggregation=agg, max_len=5.0)
         assert torch.allclose(coef, base * factor, atol=1e-12), agg

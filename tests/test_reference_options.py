@@ -49,7 +49,7 @@ def aggregate(terms, m, c):
         G = c.G
         return torch.stack([(terms[g:g + G] * m[g:g + G]).sum() / m[g:g + G].sum().clamp(min=1)
                             for g in range(0, B, G)]).mean()
-    assert hp.aggregation == "constant", hp.aggregation
+    assert hp.aggregation == "seq-mean-token-sum-norm", hp.aggregation  # Dr. GRPO's L (alias constant)
     return (terms * m).sum() / (B * hp.max_len)
 
 

@@ -55,8 +55,8 @@ def v_agg(loss_mat, mask, mode, scale=None):
         return (loss_mat * mask).sum(-1).mean()
     if mode == "token-sum":  # verl's agg_loss after b178a3cd
         return (loss_mat * mask).sum()
-    if mode == "seq-mean-token-sum-norm":  # the batch's sum over loss_scale_factor, else the response width
-        return (loss_mat * mask).sum() / (mask.shape[-1] if scale is None else scale)
+    if mode == "seq-mean-token-sum-norm":  # since b8d91ef8: the batch's sum over B and loss_scale_factor (else T)
+        return (loss_mat * mask).sum() / mask.shape[0] / (mask.shape[-1] if scale is None else scale)
     return ((loss_mat * mask).sum(-1) / (mask.sum(-1) + 1e-8)).mean()  # seq-mean-token-mean
 
 
@@ -438,7 +438,7 @@ SLIPS = {  # a slip in the mapping, and the case that must catch it
     "no-dual-clip": ("grpo-vanilla", settings(delta=None)),
     "token-mean-per-group": ("grpo-vanilla", settings(aggregation="group-token-mean")),
     "std-kept": ("grpo-no-std-seq-mean", settings(scale_rewards="group")),
-    "norm-over-B-too": ("grpo-token-sum-norm", settings(aggregation="constant")),  # sum / (B L)
+    "norm-over-sequences-lost": ("grpo-token-sum-norm", settings(aggregation="token-sum", max_len=5.0)),  # no 1/(B L)
     "norm-default-L": ("grpo-token-sum-norm", settings(max_len=17.0)),
     "kl-reward-dropped": ("grpo-kl-reward", settings(beta=0.0)),
     "kl-reward-in-the-loss": ("grpo-kl-reward", method(compose("grpo", "vanilla", "k1", "token-mean"))),

@@ -37,8 +37,9 @@ def composition(m):
     if c is None:
         return _name(m.coefficient)
     kl = f" x {c.kl} ({c.kl_in})" if c.kl else ""
+    terms = "".join(f" + {t}" for t in c.terms)
     masks = f" [{', '.join(c.masks)}]" if c.masks else ""
-    return f"{c.advantage} x {c.policy}{kl}, {m.hparams.aggregation}{masks}"
+    return f"{c.advantage} x {c.policy}{kl}{terms}, {m.hparams.aggregation}{masks}"
 
 
 def methods():

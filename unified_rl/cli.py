@@ -102,6 +102,8 @@ def add_composition(t, parts):
     g.add_argument("--kl-in", choices=["loss", "reward"], help="where the KL term sits [loss]")
     g.add_argument("--aggregation", choices=parts["aggregation"], metavar="NAME", help="how token terms become one number")
     g.add_argument("--mask", action="append", choices=parts["mask"], metavar="NAME", help="a token mask (repeatable)")
+    g.add_argument("--term", action="append", choices=parts["term"], metavar="NAME",
+                   help="a term beside the policy term in the loss, e.g. log_ratio_sq (repeatable)")
     g.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", type=setting,
                    help="a setting of the method or its preset section, e.g. --set clip_eps_high=0.28 (repeatable)")
 
@@ -120,9 +122,9 @@ def setting(text):
 def _method(args):
     """The Method `train` runs: METHOD, or its recomposition with the --advantage/--policy/... parts given."""
     axes = {k: getattr(args, k) for k in ("advantage", "policy", "kl", "kl_in", "aggregation")}
-    axes["masks"] = args.mask
+    axes["masks"], axes["terms"] = args.mask, args.term
     if args.method is None and (axes["advantage"] is None or axes["policy"] is None):
-        raise ValueError("give a METHOD, or --advantage and --policy (and optionally --kl, --aggregation, --mask)")
+        raise ValueError("give a METHOD, or --advantage and --policy (and optionally --kl, --aggregation, --mask, --term)")
     if all(v is None for v in axes.values()):
         return args.method
     from .methods import recompose

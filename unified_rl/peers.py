@@ -36,7 +36,7 @@ None is gradient_accumulation_steps, as in TRL)."""
 
 # the loss types that are GRPO's clipped ratio with one aggregation (TRL's _compute_loss: coef_2 = clamp(...));
 # dapo normalises by the whole batch's tokens (verl's token-mean), bnpo by each micro-batch's (_bnpo)
-_CLIPPED = {"grpo": "seq-mean-token-mean", "dapo": "token-mean", "dr_grpo": "constant", "luspo": "seq-mean-token-sum",
+_CLIPPED = {"grpo": "seq-mean-token-mean", "dapo": "token-mean", "dr_grpo": "seq-mean-token-sum-norm", "luspo": "seq-mean-token-sum",
             "bnpo": None}
 _RUN = {"learning_rate": "lr", "num_generations": "group_size", "num_iterations": "epochs", "temperature": "temperature"}
 _OPTIONS = dict(delta=None, mask_truncated_completions=False, top_entropy_quantile=1.0, off_policy_mask_threshold=None)
@@ -82,7 +82,7 @@ def from_trl(**config):
     """(method name, overrides) of TRL 1.16 GRPOConfig fields (the others are TRL's defaults, TRL_DEFAULTS).
 
     >>> from_trl(loss_type="dr_grpo", scale_rewards=False, max_completion_length=64)[1]["aggregation"]
-    'constant'
+    'seq-mean-token-sum-norm'
     """
     c = _trl(config)
     run = {ours: c[theirs] for theirs, ours in _RUN.items() if theirs in config}
@@ -143,7 +143,7 @@ def _settings(name, overrides):
     return preset.rl, hp
 
 
-_TRL_LOSS = {"seq-mean-token-mean": "grpo", "token-mean": "dapo", "constant": "dr_grpo", "group-token-mean": "bnpo",
+_TRL_LOSS = {"seq-mean-token-mean": "grpo", "token-mean": "dapo", "seq-mean-token-sum-norm": "dr_grpo", "group-token-mean": "bnpo",
              "seq-mean-token-sum": "luspo"}
 """Our aggregation -> TRL's clipped loss_type with that normaliser (bnpo: one group per micro-batch)."""
 
@@ -191,7 +191,8 @@ def to_trl(name, **overrides):
             out["max_completion_length"] = int(hp.max_len)
             diffs.append(f"max_completion_length={int(hp.max_len)} is also TRL's sampling budget")
         if loss == "bnpo":
-            out.update(per_device_train_batch_size=cfg.group_size, gradient_accumulation_steps=cfg.prompts_per_step)
+            out.update(per_device_train_batch_size=cfg.group_size, gradient_accumulation_steps=cfg.prompts_per_step,
+                       steps_per_generation=1)  # a group a micro-batch, each generated apart: no shuffle mixes them
         out.update(loss_type=loss, epsilon_high=hp.clip_eps_high, delta=hp.delta,
                    importance_sampling_level=hp.importance_sampling_level,
                    use_bias_correction_kl=hp.use_bias_correction_kl,

@@ -35,15 +35,15 @@ def _class_name(name):
     return "".join(w.capitalize() for w in re.split(r"[^A-Za-z0-9]+", name.replace("++", "PlusPlus")) if w) + "Config"
 
 
-def compose(advantage, policy, kl=None, aggregation="seq-mean-token-mean", *, kl_in="loss", masks=(), name=None,
+def compose(advantage, policy, kl=None, aggregation="seq-mean-token-mean", *, kl_in="loss", masks=(), terms=(), name=None,
             data_source=PolicySamples, reward=rule, defaults=None, paper="", summary="", ships_in=(), uses_ref=None,
             section="rl", init="sft", **settings):
     """A Method of the given parts: `settings` are the parts' settings' defaults (e.g. clip_eps_high=0.28),
     `defaults` the preset section's fields it changes (lr, steps, clip_eps, ...)."""
-    comp = Composition(advantage, policy, kl, kl_in, tuple(masks))
-    name = name or "+".join(p for p in (comp.advantage, comp.policy, comp.kl) if p)
+    comp = Composition(advantage, policy, kl, kl_in, tuple(masks), terms=tuple(terms))
+    name = name or "+".join(p for p in (comp.advantage, comp.policy, comp.kl, *comp.terms) if p)
     hp = settings_class(_class_name(name), comp, {"aggregation": aggregation, **settings})()
-    comp = Composition(comp.advantage, comp.policy, comp.kl, comp.kl_in, comp.masks, settings=hp)
+    comp = Composition(comp.advantage, comp.policy, comp.kl, comp.kl_in, comp.masks, settings=hp, terms=comp.terms)
     adv = ADVANTAGES[comp.advantage].extra
     hook = {"gae": gae_hook(comp.kl if comp.kl_in == "reward" else None), "process": process_advantage,
             None: None}[adv.get("per_batch")]
@@ -56,14 +56,14 @@ def compose(advantage, policy, kl=None, aggregation="seq-mean-token-mean", *, kl
                   paper=paper, summary=summary, composition=comp, ships_in=tuple(ships_in))
 
 
-AXES = ("advantage", "policy", "kl", "kl_in", "aggregation", "masks")
+AXES = ("advantage", "policy", "kl", "kl_in", "aggregation", "masks", "terms")
 
 
 def recompose(name=None, **axes):
     """A Method from a row (`name`) with some of its parts replaced (`axes`: advantage, policy, kl, kl_in,
     aggregation, masks), or, without a name, from the parts alone. `recompose("grpo", advantage="rloo")` is GRPO
     with RLOO's baseline: its settings are its parts' (the row's where the parts keep them)."""
-    axes = {k: tuple(v) if k == "masks" else v for k, v in axes.items() if v is not None}
+    axes = {k: tuple(v) if k in ("masks", "terms") else v for k, v in axes.items() if v is not None}
     unknown = sorted(set(axes) - set(AXES))
     if unknown:
         raise ValueError(f"{unknown} are no axes of a composition; the axes: {', '.join(AXES)}")
@@ -80,11 +80,11 @@ def recompose(name=None, **axes):
     row = rows[name]
     if axes.get("kl") in ("none", "None"):  # no KL term
         axes.update(kl=None, kl_in="loss")
-    changed = ",".join(f"{k}={v if k != 'masks' else '+'.join(v)}" for k, v in axes.items())
+    changed = ",".join(f"{k}={'+'.join(v) if k in ('masks', 'terms') else v}" for k, v in axes.items())
     new = replace(row, name=f"{name}({changed})", **axes)
     keep = {k: v for k, v in row.settings.items()
             if k in {n for n, _, _ in settings_fields(Composition(new.advantage, new.policy, new.kl, new.kl_in,
-                                                                  tuple(new.masks)))}}
+                                                                  tuple(new.masks), terms=tuple(new.terms)))}}
     return replace(new, settings=keep, uses_ref=None if row.uses_ref is None or "kl" in axes else row.uses_ref).method()
 
 
@@ -99,6 +99,7 @@ class Row:
     kl_in: str = "loss"
     aggregation: str = "seq-mean-token-mean"
     masks: tuple = ()
+    terms: tuple = ()  # regularisers beside the policy term (parts.TERMS)
     data_source: object = PolicySamples
     reward: object = rule
     settings: dict = field(default_factory=dict)  # the parts' settings this method sets otherwise
@@ -112,6 +113,7 @@ class Row:
 
     def method(self):
         return compose(self.advantage, self.policy, self.kl, self.aggregation, kl_in=self.kl_in, masks=self.masks,
+                       terms=self.terms,
                        name=self.name, data_source=self.data_source, reward=self.reward, defaults=self.defaults,
                        paper=self.paper, summary=self.summary, ships_in=self.ships_in, uses_ref=self.uses_ref,
                        section=self.section, init=self.init, **self.settings)
@@ -134,7 +136,7 @@ ROWS = (
         summary="policy gradient with group-relative advantages and a k3 KL penalty", ships_in=("paper", "TRL", "verl")),
     Row("grpo-process", "process", "vanilla", kl="k3", paper=_DSM.format("§4.1.3 with eq 19-21"),
         summary="GRPO with per-step (process) rewards", ships_in=("paper",)),
-    Row("dr-grpo", "grpo", "vanilla", kl="k3", aggregation="constant", settings={"scale_rewards": "none"},
+    Row("dr-grpo", "grpo", "vanilla", kl="k3", aggregation="seq-mean-token-sum-norm", settings={"scale_rewards": "none"},
         paper="Dr. GRPO, Liu et al., arXiv 2503.20783 (Figure 1)",
         summary="GRPO without the std and the 1/|o| (a constant normaliser)", ships_in=("TRL", "verl")),
     Row("dapo", "grpo", "vanilla", aggregation="group-token-mean", data_source=DynamicSampling,
@@ -181,11 +183,11 @@ ROWS = (
         ships_in=("verl",)),
     # DPPO as verl's example runs it: Dr. GRPO's advantage, the sequences' token sums over L (verl's
     # seq-mean-token-sum-norm since its b8d91ef8 is the constant aggregation here), no truncation (clip_ratio_c 10000)
-    Row("dppo", "grpo", "dppo_tv", aggregation="constant", settings={"scale_rewards": "none"},
+    Row("dppo", "grpo", "dppo_tv", aggregation="seq-mean-token-sum-norm", settings={"scale_rewards": "none"},
         paper="DPPO (Binary-TV), Qi et al., arXiv 2602.04879; verl dppo_tv",
         summary="r - group mean on the tokens whose probability moved less than 0.15 against A's push: no ratio clip; "
                 "no KL", ships_in=("verl", "prime-rl", "SkyRL")),
-    Row("dppo-kl", "grpo", "dppo_kl", aggregation="constant", settings={"scale_rewards": "none"},
+    Row("dppo-kl", "grpo", "dppo_kl", aggregation="seq-mean-token-sum-norm", settings={"scale_rewards": "none"},
         paper="DPPO (Binary-KL), Qi et al., arXiv 2602.04879; verl dppo_kl",
         summary="r - group mean on the tokens whose binary KL to pi_old stays under 0.05 against A's push; no KL",
         ships_in=("verl", "SkyRL")),

@@ -15,7 +15,7 @@ independently from its paper, its sympy derivation and its citation; `Compositio
 
 from . import advantages, aggregations, extra_terms, kl_terms, masks, policy_terms, sampler_corrections  # noqa: F401  (each page registers its parts)
 from .composition import Composition, settings_class
-from .registry import ADVANTAGES, AGGREGATIONS, AXES, KL_TERMS, MASKS, POLICY_TERMS, REGISTRIES, Part, Registry
+from .registry import ADVANTAGES, AGGREGATIONS, AXES, KL_TERMS, MASKS, POLICY_TERMS, REGISTRIES, TERMS, Part, Registry
 from .view import View
 
 
@@ -29,5 +29,5 @@ def compose(advantage, policy, kl=None, aggregation="seq-mean-token-mean", **opt
     return compose_method(advantage=advantage, policy=policy, kl=kl, aggregation=aggregation, **options)
 
 
-__all__ = ["ADVANTAGES", "AGGREGATIONS", "AXES", "Composition", "KL_TERMS", "MASKS", "POLICY_TERMS", "Part",
+__all__ = ["ADVANTAGES", "AGGREGATIONS", "AXES", "Composition", "KL_TERMS", "MASKS", "POLICY_TERMS", "TERMS", "Part",
            "REGISTRIES", "Registry", "View", "compose", "settings_class"]

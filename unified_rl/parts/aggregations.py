@@ -8,19 +8,22 @@ GC is w_i times the per-token term's (B responses; |o_i| their kept tokens; N = 
 | seq-mean-token-mean             | (1/B) sum_i (1/|o_i|) sum_t f       | 1                | DeepSeekMath eq 19; verl; TRL grpo |
 | token-mean                      | sum_i sum_t f / N (the batch's)     | B |o_i| / N     | verl; TRL dapo, cispo      |
 | seq-mean-token-sum              | (1/B) sum_i sum_t f                 | |o_i|            | verl; RLOO, ReMax, OPO     |
-| seq-mean-token-sum-norm         | sum_i sum_t f / L                   | B |o_i| / L     | verl (L: its max response length) |
-| constant                        | (1/B) sum_i sum_t f / L             | |o_i| / L        | Dr. GRPO; TRL dr_grpo      |
+| seq-mean-token-sum-norm (alias constant) | (1/B) sum_i sum_t f / L | |o_i| / L   | verl; Dr. GRPO; TRL dr_grpo |
 | group-token-mean                | mean over groups of sum_g f / sum_g |o_i| | G |o_i| / sum_g |o_j| | DAPO §3, CISPO (per question); SkyRL prompt_mean |
 | token-sum                       | sum_i sum_t f (no normaliser)       | B |o_i|         | verl (newer releases)      |
 
-verl's names mean verl's arithmetic (core_algos.agg_loss): its `token-mean` is the batch's token mean; the
-mean over each group's tokens is `group-token-mean` here. L is the setting `max_len`. A row with no kept
+verl's names mean verl's arithmetic (core_algos.agg_loss, as of commit b8d91ef8 and 1dda039b): its `token-mean` is
+the batch's token mean; the mean over each group's tokens is `group-token-mean` here. verl's
+`seq-mean-token-sum-norm` divides the batch's token sum by the number of sequences and L (its loss_scale_factor,
+else the response length), Dr. GRPO's and TRL's dr_grpo normaliser, which the package called `constant` (an alias);
+until b8d91ef8 (February 2026) verl left the 1/B out. L is the setting `max_len`. A row with no kept
 tokens (a truncated row left out) has w_i = 0 and still counts in B, as TRL and verl count it. SkyRL's
 `prompt_mean` (ppo_utils.apply_loss_reduction_to_advantages_minibatch: each token over the prompts times its prompt's
 tokens) is group-token-mean's arithmetic, and an alias of it.
 
-Derivations (sympy, derivations.REGISTRY): aggregation_NAME for each (NAME with '_' for '-'), and dr_grpo (grpo
-without std x vanilla x k3 x constant: what the constant L does, Dr. GRPO's point).
+Derivations (sympy, derivations.REGISTRY): aggregation_NAME for each (NAME with '_' for '-'; aggregation_constant
+too), and dr_grpo (grpo without std x vanilla x k3 x seq-mean-token-sum-norm: what the constant L does, Dr. GRPO's
+point).
 """
 
 import sympy as sp
@@ -96,10 +99,6 @@ def _seq_mean_token_sum(f, v):
     return (f * v.mask).sum(-1).mean()
 
 
-def _seq_mean_token_sum_norm(f, v):
-    return (f * v.mask).sum() / v.setting("max_len")
-
-
 def _constant(f, v):
     return (f * v.mask).sum() / (v.mask.shape[0] * v.setting("max_len"))
 
@@ -119,7 +118,7 @@ def sympy_J(terms, name):
             "token-mean": lambda: sum(sums) / sum(len(row) for row in terms),
             "group-token-mean": lambda: sum(sums) / sum(len(row) for row in terms),  # the rows are one group
             "seq-mean-token-sum": lambda: sum(sums) / B,
-            "seq-mean-token-sum-norm": lambda: sum(sums) / L,
+            "seq-mean-token-sum-norm": lambda: sum(sums) / (B * L),
             "constant": lambda: sum(sums) / (B * L),
             "token-sum": lambda: sum(sums)}[name]()
 
@@ -129,7 +128,7 @@ def sympy_weights(rows, name):
     B, N = len(rows), sum(len(r) for r in rows)
     w = {"seq-mean-token-mean": lambda n: sp.Integer(1), "token-mean": lambda n: sp.Rational(B * n, N),
          "group-token-mean": lambda n: sp.Rational(B * n, N), "seq-mean-token-sum": lambda n: sp.Integer(n),
-         "seq-mean-token-sum-norm": lambda n: B * n / L, "constant": lambda n: n / L,
+         "seq-mean-token-sum-norm": lambda n: n / L, "constant": lambda n: n / L,
          "token-sum": lambda n: sp.Integer(B * n)}[name]
     return tuple(w(len(row)) for row in rows for _ in row)
 
@@ -186,12 +185,11 @@ _register("token-mean", lambda v: token_mean_weight(v.mask, v.across), _token_me
 _register("seq-mean-token-sum", lambda v: _lengths(v.mask), _seq_mean_token_sum,
           "each response's token sum (log pi(o|q)), then the mean over responses", "verl core_algos.agg_loss",
           ships_in=("verl",))
-_register("seq-mean-token-sum-norm", lambda v: v.mask.shape[0] * _lengths(v.mask) / _L(v), _seq_mean_token_sum_norm,
-          "the batch's token sum over a constant L (no 1/B)", "verl core_algos.agg_loss (Dr. GRPO, arXiv 2503.20783)",
-          ships_in=("verl",))
-_register("constant", lambda v: _lengths(v.mask) / _L(v), _constant,
-          "the mean over responses of each token sum over a constant L", "Dr. GRPO, arXiv 2503.20783; TRL dr_grpo",
-          ships_in=("TRL",), derivations={"dr_grpo": derive_dr_grpo})
+_register("seq-mean-token-sum-norm", lambda v: _lengths(v.mask) / _L(v), _constant,
+          "the mean over responses of each token sum over a constant L",
+          "verl core_algos.agg_loss (commit b8d91ef8); Dr. GRPO, arXiv 2503.20783; TRL dr_grpo", aliases=("constant",),
+          ships_in=("verl", "TRL"), derivations={"dr_grpo": derive_dr_grpo,
+                                                  "aggregation_constant": lambda n: derive_aggregation(n, "constant")})
 _register("group-token-mean", lambda v: group_token_mean_weight(v.mask, v.group_size), _group_token_mean,
           "every token of a question's group weighs the same, then the mean over groups",
           "DAPO §3, arXiv 2503.14476; CISPO, arXiv 2506.13585; SkyRL prompt_mean", aliases=("prompt_mean",),

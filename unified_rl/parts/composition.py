@@ -1,11 +1,12 @@
 """A composition: one part per axis, and the coefficient and objective they make together (eq 5).
 
-    GC_{i,t}  = w_i * ( keep_{i,t} * P_{i,t}(A) + K_{i,t} )          on the rows the loss keeps, 0 elsewhere
-    J         = Agg( keep * f_P(A) - beta k )                         the same, written from the parts' papers
+    GC_{i,t}  = w_i * ( keep_{i,t} * P_{i,t}(A) + K_{i,t} + sum_terms X_{i,t} )   on the rows the loss keeps, 0 elsewhere
+    J         = Agg( keep * f_P(A) - beta k + sum_terms f_X )                 the same, written from the parts' papers
 
 A: the advantage estimator's (B, T) advantage (with the KL's estimate subtracted first where the KL sits in the
 reward); keep: the token masks; P: the policy term's GC piece (f_P its objective term); K: the KL term's GC piece
-in the loss (-beta k its objective term); w_i: the aggregation's row factor (Agg its J). An advantage that marks
+in the loss (-beta k its objective term); X: each extra term's (a regulariser beside the policy term: parts.TERMS);
+w_i: the aggregation's row factor (Agg its J). An advantage that marks
 some rows as baselines only (ReMax's greedy answers) leaves them out: the parts run on the other rows, whose GC is
 scaled by B / (rows kept), since eq 5 averages over every row of the batch.
 
@@ -24,7 +25,7 @@ from typing import Optional
 import torch
 
 from . import aggregations
-from .registry import ADVANTAGES, AGGREGATIONS, KL_TERMS, MASKS, POLICY_TERMS
+from .registry import ADVANTAGES, AGGREGATIONS, KL_TERMS, MASKS, POLICY_TERMS, TERMS
 from .view import View, out
 
 KL_PLACES = ("loss", "reward")
@@ -40,6 +41,7 @@ class Composition:
     kl_in: str = "loss"
     masks: tuple = ()
     settings: object = None  # the default settings (a frozen dataclass instance), read when a Step has none
+    terms: tuple = ()  # regularisers beside the policy term, in the loss (parts.TERMS)
 
     def __post_init__(self):
         object.__setattr__(self, "advantage", ADVANTAGES.get(self.advantage).name)
@@ -51,6 +53,8 @@ class Composition:
         if self.kl is None and self.kl_in != "loss":
             raise ValueError("kl_in='reward' needs a KL term (kl='k1', 'k2' or 'k3')")
         object.__setattr__(self, "masks", tuple(MASKS.get(m).name for m in self.masks))
+        object.__setattr__(self, "terms", tuple(TERMS.get(t).name for t in ((self.terms,) if isinstance(self.terms, str)
+                                                                          else self.terms)))
         if self.kl_in == "reward" and self.kl is not None and "reward" not in KL_TERMS[self.kl].extra:
             raise ValueError(f"KL term {self.kl!r} cannot sit in the reward")
         if self.kl_in == "reward" and self.kl is not None and ADVANTAGES[self.advantage].extra.get("no_kl_reward"):
@@ -63,6 +67,7 @@ class Composition:
         out_ = {"advantage": ADVANTAGES[self.advantage], "policy": POLICY_TERMS[self.policy]}
         if self.kl is not None:
             out_["kl"] = KL_TERMS[self.kl]
+        out_.update({f"term:{t}": TERMS[t] for t in self.terms})
         out_.update({f"mask:{m}": MASKS[m] for m in self.masks})
         return out_
 
@@ -84,8 +89,9 @@ class Composition:
         if rows is None:
             return out(self._terms(v, adv), v.full)
         keep = rows(v)
-        coef = torch.zeros_like(v.full)
-        coef[keep] = self._terms(v.rows(keep), adv[keep]) * (v.full.shape[0] / int(keep.sum()))
+        kept = self._terms(v.rows(keep), adv[keep]) * (v.full.shape[0] / int(keep.sum()))
+        coef = torch.zeros(v.full.shape, dtype=kept.dtype, device=kept.device)
+        coef[keep] = kept
         return out(coef, v.full)
 
     def _terms(self, v, adv):
@@ -95,6 +101,8 @@ class Composition:
         term = POLICY_TERMS[self.policy].gc(v, adv, keep)
         if self.kl is not None and self.kl_in == "loss":
             term = term + KL_TERMS[self.kl].gc(v)
+        for t in self.terms:
+            term = term + TERMS[t].gc(v)
         return aggregations.weight(v, v.setting("aggregation", "seq-mean-token-mean")) * term * v.mask
 
     def objective(self, step):
@@ -116,6 +124,8 @@ class Composition:
         f = keep * POLICY_TERMS[self.policy].objective(v, A)
         if self.kl is not None and self.kl_in == "loss":
             f = f + KL_TERMS[self.kl].objective(v)
+        for t in self.terms:
+            f = f + TERMS[t].objective(v)
         return AGGREGATIONS.get(aggregations.checked(v.setting("aggregation", "seq-mean-token-mean"))).objective(f, v)
 
 
@@ -135,9 +145,8 @@ def field_docs(cls):
     return docs
 
 
-AGGREGATION_DOC = ("how per-token terms become one number (parts.AGGREGATIONS): verl's token-mean (the batch's), "
-                   "seq-mean-token-mean, seq-mean-token-sum, seq-mean-token-sum-norm; the package's constant (TRL's "
-                   "dr_grpo) and group-token-mean (per question)")
+AGGREGATION_DOC = ("how per-token terms become one number (parts.AGGREGATIONS, verl's names where verl has them: "
+                   "token-mean is the batch's; group-token-mean the per-question form)")
 MAX_LEN_DOC = "L of the constant and seq-mean-token-sum-norm aggregations (here the cpu preset's budget, 12 + EOS + 4)"
 
 
@@ -161,8 +170,8 @@ def settings_fields(composition):
 def _check_choices(self):
     for f in dataclasses.fields(self):
         value = getattr(self, f.name)
-        if f.name == "aggregation":
-            aggregations.checked(value)
+        if f.name == "aggregation":  # an alias is read as the part's name (constant: seq-mean-token-sum-norm)
+            object.__setattr__(self, f.name, AGGREGATIONS.get(aggregations.checked(value)).name)
         elif isinstance(f.default, str) and "choices" in f.metadata and value not in f.metadata["choices"]:
             raise ValueError(f"unknown {f.name} {value!r}; choose one of {', '.join(map(str, f.metadata['choices']))}")
 

@@ -31,7 +31,7 @@ from .. import _checks
 from ..derivations.core import Derivation, _one, _ragged
 from ..text import Text
 from . import aggregations
-from .registry import AGGREGATIONS, KL_TERMS
+from .registry import AGGREGATIONS, TERMS
 
 
 @dataclass(frozen=True)
@@ -205,15 +205,15 @@ def derive_entropy_bonus(n):
                       None, {"logp": l, "sampler_logp": ls, "entropy_coef": c}, claims, notes=notes)
 
 
-KL_TERMS.add("log_ratio_sq", gc=_log_ratio_sq, objective=_log_ratio_sq_objective, settings=LogRatioSqSettings,
+TERMS.add("log_ratio_sq", gc=_log_ratio_sq, objective=_log_ratio_sq_objective, settings=LogRatioSqSettings,
              derivation=derive_log_ratio_sq, aliases=("kimi_k2_5",),
              summary="-tau (log pi_theta - log pi_old)^2 per token: a squared pull toward the sampler (Kimi K2.5)",
              cite="prime-rl default_loss_fn (Kimi K2.5, arXiv 2602.02276)", ships_in=("prime-rl",))
-KL_TERMS.add("positive_nll", gc=_positive_nll, objective=_positive_nll_objective, settings=PositiveNllSettings,
+TERMS.add("positive_nll", gc=_positive_nll, objective=_positive_nll_objective, settings=PositiveNllSettings,
              derivation=derive_positive_nll, aliases=("vapo_nll",),
              summary="mu times the mean log pi of the rows with reward > 0: SFT on the right answers beside the RL term",
              cite="VAPO eq 10, arXiv 2504.05118; NeMo-RL positive_example_nll_weight", ships_in=("NeMo-RL",))
-KL_TERMS.add("entropy_bonus", gc=_entropy_bonus, objective=_entropy_bonus_objective, settings=EntropySettings,
+TERMS.add("entropy_bonus", gc=_entropy_bonus, objective=_entropy_bonus_objective, settings=EntropySettings,
              derivation=derive_entropy_bonus,
              summary="c times the estimated mean entropy: -rho log pi per sampled token, TRL's bonus in expectation",
              cite="TRL GRPOConfig entropy_coef (estimated on the sampled tokens)", ships_in=("TRL",))

@@ -1,7 +1,8 @@
 """Registries of parts, one per axis of eq 5's coefficient, each part registered where it is defined.
 
 A part is one choice along one axis: an advantage estimator, a policy term (how the ratio to the sampler
-weighs each token), a KL term, an aggregation (how per-token terms become one number) or a token mask. It
+weighs each token), a KL term, an aggregation (how per-token terms become one number) or a token mask; for the
+preference family, how each response is scored (`PAIR_SCORES`) and the loss of the two scores (`PAIR_LOSSES`). It
 holds, on one page: its tensor function (the GC piece, `gc`), its term of the objective written
 independently from its paper (`objective`, the oracle's side), its sympy derivation (`derivation`), its
 settings (a frozen dataclass, a docstring per field) and its citation. verl's registries are the anchor
@@ -14,7 +15,8 @@ import difflib
 from dataclasses import dataclass, field
 from typing import Any, Callable, Optional
 
-AXES = ("advantage", "policy", "kl", "aggregation", "mask")
+AXES = ("advantage", "policy", "kl", "term", "aggregation", "mask")
+PAIR_AXES = ("pair_scores", "pair_loss")  # a preference composition's (pair_composition.py)
 _REFUSE = object()  # Registry.get without a default refuses an unknown name
 
 
@@ -81,7 +83,10 @@ class Registry(dict):
 ADVANTAGES = Registry("advantage")
 POLICY_TERMS = Registry("policy")
 KL_TERMS = Registry("kl")
+TERMS = Registry("term")  # regularisers beside the policy term, in the loss (a squared log-ratio, an NLL, ...)
 AGGREGATIONS = Registry("aggregation")
 MASKS = Registry("mask")
-REGISTRIES = {"advantage": ADVANTAGES, "policy": POLICY_TERMS, "kl": KL_TERMS, "aggregation": AGGREGATIONS,
-              "mask": MASKS}
+PAIR_SCORES = Registry("pair_scores")  # how each response of a preference batch is scored
+PAIR_LOSSES = Registry("pair_loss")  # the loss of the two scores (or of a labelled score and its reference point)
+REGISTRIES = {"advantage": ADVANTAGES, "policy": POLICY_TERMS, "kl": KL_TERMS, "term": TERMS,
+              "aggregation": AGGREGATIONS, "mask": MASKS, "pair_scores": PAIR_SCORES, "pair_loss": PAIR_LOSSES}

@@ -113,13 +113,13 @@ MESSAGES = {
     "part.summary.kl.k3":
         ("k3 = pi_ref/pi - 1 - log(pi_ref/pi) >= 0: eq 19's penalty; with use_bias_correction_kl, rho k3",
          "k3 = pi_ref/pi - 1 - log(pi_ref/pi) >= 0：公式 19 的惩罚；开启 use_bias_correction_kl 时为 rho k3"),
-    "part.summary.kl.entropy_bonus":
+    "part.summary.term.entropy_bonus":
         ("c times the estimated mean entropy: -rho log pi per sampled token, TRL's bonus in expectation",
          "c 乘以估计的平均熵：每个采样 token 上为 -rho log pi，期望上等于 TRL 的熵奖励"),
-    "part.summary.kl.log_ratio_sq":
+    "part.summary.term.log_ratio_sq":
         ("-tau (log pi_theta - log pi_old)^2 per token: a squared pull toward the sampler (Kimi K2.5)",
          "每个 token 上为 -tau (log pi_theta - log pi_old)^2：把策略平方地拉向采样策略（Kimi K2.5）"),
-    "part.summary.kl.positive_nll":
+    "part.summary.term.positive_nll":
         ("mu times the mean log pi of the rows with reward > 0: SFT on the right answers beside the RL term",
          "mu 乘以奖励 > 0 的行的平均 log pi：在强化学习项之外，再对正确回答做 SFT"),
     # aggregations
