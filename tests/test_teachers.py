@@ -503,3 +503,24 @@ def test_a_sync_that_means_nothing_is_refused_in_one_line():
     lora_like = dataclasses.replace(lab, ref=torch.nn.Module(), preset=lab.preset.with_(rl={"ref_sync_steps": 2}))
     with pytest.raises(ValueError, match="not a copy of the policy's weights"):  # LoRA's pi_ref: the adapter off
         loop.check_ref_sync(METHODS["dpo"], lora_like)
+
+
+@pytest.mark.parametrize("name", ["gkd", "opsd"])
+def test_two_simulated_ranks_distil_as_one_process(name):
+    """GKD's on- and off-policy batches (lambda 0.5: both kinds in 4 steps; its teacher pi_ref shown the answer, so
+    not the starting policy) and OPSD's teacher (the policy shown the answer) on two simulated ranks end where one
+    process ends."""
+    lab = make_lab("tiny", 0)
+    lab.policy.double()
+    lab.ref.double()
+
+    def trained():
+        run = train(name, lab=copy.deepcopy(lab), steps=4, prompts_per_step=4, group_size=4, lr=1e-2, progress=False,
+                    eval_every=0, gkd_lambda=0.5, teacher_sees="answer")
+        return {k: v.detach().clone() for k, v in run.policy.state_dict().items()}
+    with distributed.world_of_one():
+        one = trained()
+    two, other = distributed.simulate(trained, 2)
+    gap = lambda a, b: max(float((a[k] - b[k]).abs().max()) for k in a)  # noqa: E731
+    move = gap(one, lab.policy.state_dict())
+    assert move > 1e-4 and gap(two, other) == 0.0 and gap(two, one) <= 1e-8 * move, (move, gap(two, one))
