@@ -149,6 +149,8 @@ def cmd_methods(args):
         print("  ".join(c.ljust(w) for c, w in zip(r, widths)) + f"  {r[4]}\n{'':{widths[0]}}  {r[5]}")
     print("\nparts (train --advantage A --policy P --kl K --aggregation G composes any of them):")
     for axis, parts in known["parts"].items():  # one line per part: name (aliases), what it does, its settings
+        if not parts:
+            continue
         print(f"\n{axis}:")
         width = max(len(p["name"]) for p in parts)
         for p in parts:

@@ -5,8 +5,8 @@
 - `gc`: the GC term each estimator adds, as a loss or inside the reward (`coefficients` re-exports it).
 - `study`: which KL each estimator's gradient follows, computed exactly on a tiny vocabulary.
 
-The KL penalty as a term of an objective is `objectives.kl_penalty` (objectives are written without
-any GC, so it lives with them).
+The KL terms a composition takes (their GC and their term of the objective, each page written apart) are the
+parts of parts/kl_terms.py.
 """
 
 from .estimators import k1, k2, k3

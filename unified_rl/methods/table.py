@@ -28,6 +28,7 @@ from ..rewards import OverlongPenalty, OverlongReward, RewardColumns, RuleReward
 from .hooks import Critic, gae_hook, process_advantage
 
 rule = RuleReward()
+READ = "what the advantage reads"  # a data source or reward left to compose (None is SFT's: no reward at all)
 
 
 def _class_name(name):
@@ -36,15 +37,21 @@ def _class_name(name):
 
 
 def compose(advantage, policy, kl=None, aggregation="seq-mean-token-mean", *, kl_in="loss", masks=(), terms=(), name=None,
-            data_source=PolicySamples, reward=rule, defaults=None, paper="", summary="", ships_in=(), uses_ref=None,
+            data_source=READ, reward=READ, defaults=None, paper="", summary="", ships_in=(), uses_ref=None,
             section="rl", init="sft", **settings):
     """A Method of the given parts: `settings` are the parts' settings' defaults (e.g. clip_eps_high=0.28),
-    `defaults` the preset section's fields it changes (lr, steps, clip_eps, ...)."""
+    `defaults` the preset section's fields it changes (lr, steps, clip_eps, ...). The data source and reward, unless
+    given, are what the advantage reads: the policy's samples scored by the rule, ReMax's (sampled, greedy) pairs,
+    GDPO's reward columns (the rule's and the overlong penalty's)."""
     comp = Composition(advantage, policy, kl, kl_in, tuple(masks), terms=tuple(terms))
     name = name or "+".join(p for p in (comp.advantage, comp.policy, comp.kl, *comp.terms) if p)
     hp = settings_class(_class_name(name), comp, {"aggregation": aggregation, **settings})()
     comp = Composition(comp.advantage, comp.policy, comp.kl, comp.kl_in, comp.masks, settings=hp, terms=comp.terms)
     adv = ADVANTAGES[comp.advantage].extra
+    if data_source is READ:
+        data_source = GreedyBaselinePairs if adv.get("data") == "greedy-pairs" else PolicySamples
+    if reward is READ:
+        reward = RewardColumns(RuleReward(), OverlongPenalty()) if adv.get("reward_columns") else rule
     hook = {"gae": gae_hook(comp.kl if comp.kl_in == "reward" else None), "process": process_advantage,
             None: None}[adv.get("per_batch")]
     if adv.get("per_batch") == "gae" and comp.kl is not None and comp.kl_in == "loss":
@@ -100,8 +107,8 @@ class Row:
     aggregation: str = "seq-mean-token-mean"
     masks: tuple = ()
     terms: tuple = ()  # regularisers beside the policy term (parts.TERMS)
-    data_source: object = PolicySamples
-    reward: object = rule
+    data_source: object = READ  # what the advantage reads, unless the row names one
+    reward: object = READ  # the same; None: no reward (SFT's data is human-selected)
     settings: dict = field(default_factory=dict)  # the parts' settings this method sets otherwise
     defaults: dict = field(default_factory=dict)  # the preset section's fields it changes
     uses_ref: bool = None  # None: it uses pi_ref iff it has a KL term
@@ -141,7 +148,7 @@ ROWS = (
         summary="GRPO without the std and the 1/|o| (a constant normaliser)", ships_in=("TRL", "verl")),
     Row("dapo", "grpo", "vanilla", aggregation="group-token-mean", data_source=DynamicSampling,
         reward=OverlongReward(), settings={"clip_eps_high": 0.28}, paper="DAPO, Yu et al., arXiv 2503.14476 (§3)",
-        summary="clip-higher, dynamic sampling, token-mean, overlong shaping; no KL", ships_in=("TRL", "verl")),
+        summary="clip-higher, dynamic sampling, a token mean per question, overlong shaping; no KL", ships_in=("TRL", "verl")),
     Row("gspo", "grpo", "gspo", paper="GSPO, Zheng et al., arXiv 2507.18071",
         summary="one importance ratio per sequence, clipped at the sequence level; no KL", ships_in=("TRL", "verl")),
     Row("cispo", "grpo", "cispo", aggregation="group-token-mean", paper="CISPO, MiniMax-M1, arXiv 2506.13585 (§3.1)",

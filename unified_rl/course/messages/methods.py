@@ -45,8 +45,8 @@ MESSAGES = {
         ('GRPO without the std and the 1/|o| (a constant normaliser)',
          '去掉标准差和 1/|o|（换成常数归一化）的 GRPO'),
     'method.summary.dapo':
-        ('clip-higher, dynamic sampling, token-mean, overlong shaping; no KL',
-         'clip-higher、动态采样、token 平均、超长惩罚；不用 KL'),
+        ('clip-higher, dynamic sampling, a token mean per question, overlong shaping; no KL',
+         'clip-higher、动态采样、每个问题内的 token 平均、超长惩罚；不用 KL'),
     'method.summary.gspo':
         ('one importance ratio per sequence, clipped at the sequence level; no KL',
          '每个序列一个重要性比率，在序列层面裁剪；不用 KL'),

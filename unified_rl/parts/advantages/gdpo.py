@@ -88,4 +88,4 @@ ADVANTAGES.add("gdpo", gc=_gc, objective=objective, settings=Settings,
                summary="several rewards, each normalised in its group before they are summed",
                cite="GDPO, arXiv 2601.05242; TRL multi_objective_aggregation", ships_in=("TRL",),
                derivation=derive_gdpo, derivations={"gdpo": derive_gdpo},
-               no_kl_reward="its rewards are several columns, each normalised on its own")
+               no_kl_reward="its rewards are several columns, each normalised on its own", reward_columns=True)

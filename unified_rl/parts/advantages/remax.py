@@ -64,7 +64,7 @@ def derive_remax(n):
                       {"logp": _flat(l), "rewards": (R, Rg)}, notes=notes, scale="B\\,|o_i|")
 
 
-ADVANTAGES.add("remax", gc=_gc, objective=objective, rows=sampled_rows,
+ADVANTAGES.add("remax", gc=_gc, objective=objective, rows=sampled_rows, data="greedy-pairs",
                summary="r minus the reward of the greedy answer to the same question",
                cite="ReMax, Li et al., arXiv 2310.10505", ships_in=("verl",), derivation=derive_remax,
                derivations={"remax": derive_remax})
