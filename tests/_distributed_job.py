@@ -31,7 +31,8 @@ def settings(name):
     """A small float64 run of `name`: 3 steps of 4 questions x 4 samples (SFT: batches of 8)."""
     if METHODS[name].section == "sft":
         return dict(steps=3, batch_size=8)
-    return dict(steps=3, prompts_per_step=4, group_size=4, frozen_samples=4, lr=1e-4)
+    extra = {"teacher_sees": "answer"} if name == "opd" else {}  # pi_ref shown the prompt alone is the start: no move
+    return dict(steps=3, prompts_per_step=4, group_size=4, frozen_samples=4, lr=1e-4, **extra)
 
 
 def lab64(ckpt):
