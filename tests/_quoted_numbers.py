@@ -214,9 +214,24 @@ def _sharpening():
 
 
 def readme():
-    """(the README's real-model paragraphs, fragments, allowed numbers)."""
+    """(the README's real-model paragraph, fragments, allowed numbers): what the shipped run decided, in words,
+    and a seed's time; the numbers themselves are docs/RESULTS.md's (results_page)."""
     text = open(os.path.join(REPO, "README.md"), encoding="utf-8").read()
     text = text[text.index("`reproduce real-model --seeds 3`"):text.index("Notebook 12 shows it beside")]
+    r = common.load_shipped("real-model")
+    arms = r["verdicts"]["arms"]
+    verdict_words = {arms[a][k]["verdict"] for a in arms for k in ("maj_at_k", "pass_at_k")}
+    sentences = {arms[a]["sentence"].split(": ", 1)[1] for a in arms}
+    assert verdict_words == {"no clear change"} and len(arms) * 2 == 4 and len(sentences) == 1  # "none of the four"
+    minutes = lambda s, m: (s[m]["wall_s"] + s[m].get("train_wall_s", 0)) / 60  # noqa: E731
+    assert all(abs(s["base"]["cpu_s"] / 60 + sum(minutes(s, m) for m in r["arms"]) - 40) < 3 for s in r["per_seed"][1:])
+    return text, [f'"{sentences.pop()}"', "decide none of the four verdicts"], {"40"}
+
+
+def results_page():
+    """(docs/RESULTS.md's real-model section, fragments, allowed numbers)."""
+    text = open(os.path.join(REPO, "docs", "RESULTS.md"), encoding="utf-8").read()
+    text = text[text.index("`reproduce real-model --seeds 3`"):]
     r, lab = common.load_shipped("real-model"), common.load_shipped("figure7")
     ks, K, top = r["k"], r["verdicts"]["k"], r["k"][-1]
     c = lambda arm, key, k: r["change"][arm][key][ks.index(k)]  # noqa: E731

@@ -437,8 +437,11 @@ def test_notebook_12_quotes_the_shipped_real_model_run_and_every_number_is_accou
 
 
 def test_the_readme_quotes_the_real_model_run_and_every_number_is_accounted_for():
-    text, fragments, allowed = _q.readme()
-    _census(text, fragments, allowed)
+    _census(*_q.readme())
+
+
+def test_the_results_page_quotes_the_real_model_run_and_every_number_is_accounted_for():
+    _census(*_q.results_page())
 
 
 def test_the_census_catches_a_stale_number():
