@@ -11,7 +11,7 @@ Adding a method is one row; adding a part is one page (docs/ARCHITECTURE.md, "Ad
 from ..paradigm import Method
 from ..presets import get_preset
 from ..wiring import check_hparams
-from .hooks import Critic
+from .hooks import Critic, process_advantage
 from .preference import DPO, PREFERENCE
 from .table import ROWS, Row, compose, recompose
 
@@ -56,4 +56,4 @@ def gc_of(method, logp, mask, *, settings=None, beta=None, clip_eps=None, **tens
 
 
 __all__ = ["gc_of", "recompose", "METHODS", "get_method", "compose", "Row", "ROWS", "DEEPSEEKMATH", "POLICY_GRADIENT", "PREFERENCE",
-           "Critic", "SFT", "RFT", "ONLINE_RFT", "DPO", "PPO", "GRPO", "GRPO_PROCESS"]
+           "Critic", "process_advantage", "SFT", "RFT", "ONLINE_RFT", "DPO", "PPO", "GRPO", "GRPO_PROCESS"]
