@@ -122,16 +122,16 @@ def test_widget_curve_labels_follow_the_language():
     from unified_rl.course import nb_basics, widgets_preference
     from unified_rl.course.widgets_policy_gradient import MAX_LEN, policy_explorer
     en = _legends(policy_explorer()) + _legends(nb_basics.length_explorer())
-    assert {"GRPO / PPO clip", "CISPO weight", "token-mean (DAPO)", f"constant L = {MAX_LEN} (Dr. GRPO)",
+    assert {"GRPO / PPO clip", "CISPO weight", "group-token-mean (DAPO)", f"constant L = {MAX_LEN} (Dr. GRPO)",
             "eq 7 (α = 0)", "token mean (α = 1)"} <= set(en)
     slider = widgets_preference.preference_explorer().controls["logp_rejected"]
     assert (slider.description or slider.url_label) == "mean log π(o⁻) (ORPO)"
     set_language("zh")
     ex = policy_explorer()
     zh = _legends(ex) + _legends(nb_basics.length_explorer())
-    assert {"GRPO / PPO 裁剪", "CISPO 权重", "token 均值（DAPO）", f"常数 L = {MAX_LEN}（Dr. GRPO）",
+    assert {"GRPO / PPO 裁剪", "CISPO 权重", "按组的 token 均值（DAPO）", f"常数 L = {MAX_LEN}（Dr. GRPO）",
             "公式 7（α = 0）", "token 均值（α = 1）"} <= set(zh)
-    assert not set(zh) & {"GRPO / PPO clip", "CISPO weight", "token-mean (DAPO)", "token mean (α = 1)"}
+    assert not set(zh) & {"GRPO / PPO clip", "CISPO weight", "group-token-mean (DAPO)", "token mean (α = 1)"}
     assert "CISPO 权重" in ex.table.value and "CISPO weight" in ex.data["gc"]  # the data keep their keys
     slider = widgets_preference.preference_explorer().controls["logp_rejected"]
     assert (slider.description or slider.url_label) == "平均 log π(o⁻)（ORPO）"
