@@ -174,9 +174,8 @@ def train(method="grpo", preset="auto", steps=None, seed=0, init=None, out=None,
     run_preset, hp = configure(m, get_preset(preset if lab is None else lab.preset), overrides)
     check_section(getattr(run_preset, m.section), m.section)
     world_of(run_preset).check(lab.device if lab is not None else None)
-    if lab is None and run_preset.llm is not None:  # a LoRA rank the model cannot hold: before anything is made
-        from .llm import check_lora
-        check_lora(run_preset.llm, init)
+    if lab is None:  # e.g. a LoRA rank the model cannot hold: refused before anything is made
+        world_of(run_preset).check_fits(init)
     steps = steps if steps is not None else getattr(run_preset, m.section).steps
     if isinstance(steps, bool) or not isinstance(steps, int) or steps < 0:
         raise ValueError(f"steps must be a whole number >= 0, got {steps!r}")

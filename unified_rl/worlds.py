@@ -66,6 +66,9 @@ class LabWorld:
     def check(self, device=None):
         """Nothing to check before a run: the lab's settings are checked where they are read."""
 
+    def check_fits(self, init):
+        """Nothing to check: the lab's models are small."""
+
     def ready(self, init):
         """Nothing to build before the ranks join but the SFT cache, which the trainer builds."""
 
@@ -107,6 +110,11 @@ class PretrainedWorld:
     def check(self, device=None):
         """ValueError, before anything is built, for a dtype this device cannot train in (llm.resolve_dtype)."""
         llm.resolve_dtype(self.preset.llm.dtype, pick_device(device))
+
+    def check_fits(self, init):
+        """ValueError, before the weights are read, for a LoRA rank above what the layers can use or whose
+        training state would not fit the memory free (llm.check_lora)."""
+        llm.check_lora(self.preset.llm, init)
 
     def ready(self, init):
         """Convert an alias's GGUF file into the cache now (before torchrun's ranks join)."""
