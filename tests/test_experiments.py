@@ -352,7 +352,10 @@ def test_shipped_results_are_what_the_code_computes_from_their_seeds(name):
     else:
         got = module.summarise(r["per_seed"], get_preset(r["preset"]), b, r["seeds"], r["seconds"])
     want = {k: v for k, v in r.items() if k not in ("provenance", "loaded_from")}
-    diff = _differences(json.loads(json.dumps(got)), want)
+    got = json.loads(json.dumps(got))
+    if name == "policy-family" and "aggregation_names" not in r:  # written before the aggregations took verl's names
+        assert got.pop("aggregation_names") == "verl"
+    diff = _differences(got, want)
     assert not diff, diff[:5]
 
 
