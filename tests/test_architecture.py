@@ -12,9 +12,10 @@ import unified_rl
 
 PACKAGE = os.path.dirname(unified_rl.__file__)
 CORE = {"paradigm", "coefficients", "objectives", "advantages", "kl", "metrics", "derivations", "_checks", "text", "parts"}
-LAZY_FACES = {("parts", "methods.table")}
-"""Imports made inside a function to hand a name on from a higher layer: `parts.compose` builds a Method (data source,
-reward, critic: the lab) only when called, so importing `parts` loads no lab module (tested below in a process)."""
+LAZY_FACES = {("parts", "methods.table"), ("parts", "methods.preference")}
+"""Imports made inside a function to hand a name on from a higher layer: `parts.compose` and `parts.compose_pairs`
+build a Method (data source, reward, critic: the lab) only when called, so importing `parts` loads no lab module
+(tested below in a process)."""
 HEAVY = {"matplotlib", "ipywidgets", "jupyterlab", "IPython"}
 
 
@@ -181,5 +182,6 @@ def test_the_parts_table_names_every_registered_part():
 
 def _registry_name(axis):
     from unified_rl import parts
-    return next(k for k in ("ADVANTAGES", "POLICY_TERMS", "KL_TERMS", "TERMS", "AGGREGATIONS", "MASKS")
+    return next(k for k in ("ADVANTAGES", "POLICY_TERMS", "KL_TERMS", "TERMS", "AGGREGATIONS", "MASKS", "PAIR_SCORES",
+                            "PAIR_LOSSES")
                 if getattr(parts, k) is parts.REGISTRIES[axis])

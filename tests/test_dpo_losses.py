@@ -1,4 +1,4 @@
-"""Every loss_type of TRL's DPOTrainer (coefficients/dpo_losses.py) against its objective, its derivation and
+"""Every loss_type of TRL's DPOTrainer (a page each: parts/pair_losses/) against its objective, its derivation and
 the model oracle; each planted slip in a GC must be caught. TRL's own code is the oracle in test_trl_preference.py.
 
 The coefficient and the objective are independent: autograd of J (objectives/dpo_losses.py, the papers'
@@ -8,6 +8,7 @@ for both conventions (per-token mean and summed log-ratios) and at margins small
 """
 
 import dataclasses
+import sys
 import types
 
 import numpy as np
@@ -21,6 +22,7 @@ from unified_rl.derivations import check, derive
 from unified_rl.lab import make_lab
 from unified_rl.methods import METHODS
 from unified_rl.paradigm import surrogate_loss
+from unified_rl.parts import PAIR_LOSSES, PAIR_SCORES, Registry
 
 B, T = 6, 7
 SETTINGS = dict(label_smoothing=0.1, discopop_tau=0.05)
@@ -71,47 +73,64 @@ def test_the_data_reach_every_regime():
 
 # ---------------------------------------------------------------- planted slips
 
-def mutant(old, new):
-    """coefficients/dpo_losses.py with one slip planted (`old` replaced by `new`), as a module."""
+def _page(name, registry=PAIR_LOSSES):
+    return sys.modules[registry[name].gc.__module__]
+
+
+def mutant(page, old, new):
+    """A part's page (parts/pair_losses/NAME.py, parts/pair_scores.py) with one slip planted (`old` replaced by
+    `new`), run as a module of its own that registers its parts in registries of its own."""
     import inspect
 
-    src = inspect.getsource(CD)
+    src = inspect.getsource(page)
     assert src.count(old) == 1, f"the slip's anchor {old!r} is not in the source once: update the control"
-    mod = types.ModuleType("unified_rl.coefficients._mutant")
-    mod.__package__ = "unified_rl.coefficients"
+    mod = types.ModuleType(page.__name__ + "_mutant")
+    mod.__package__ = page.__package__
+    mod.PAIR_LOSSES, mod.PAIR_SCORES = Registry("pair_loss"), Registry("pair_scores")
+    src = src.replace("from ..registry import PAIR_LOSSES\n", "").replace("from .registry import PAIR_SCORES\n", "")
     exec(compile(src.replace(old, new), "mutant", "exec"), mod.__dict__)
     return mod
 
 
-SLIPS = {  # the slip and the loss type it hits
-    "sigmoid without beta": ("a_c = beta * sig(-u)", "a_c = sig(-u)", "sigmoid"),
-    "hinge without beta": ("beta * (u < 1)", "(u < 1)", "hinge"),
-    "ipo without the 2": ("1 / beta - 2 * (s_c - s_r)", "1 / beta - (s_c - s_r)", "ipo"),
-    "exo without its target": ("(math.log((1 - eps) / eps) - u)", "(-u)", "exo_pair"),
-    "nca's half dropped": ("(sig(-r_c) - sig(r_c) / 2)", "(sig(-r_c) - sig(r_c))", "nca_pair"),
-    "robust without 1/(1-2eps)": ("* sig(u)) / (1 - 2 * eps)", "* sig(u))", "robust"),
-    "bco's rejected sign": ("-beta * sig(r_r)),", "-beta * sig(-r_r)),", "bco_pair"),
-    "sppo's rejected target": ("-(1 / beta + 2 * s_r)", "-(1 / beta - 2 * s_r)", "sppo_hard"),
-    "aot unsorted": ("a_c = _placed(g(pol_sorted - ref_sorted), order)", "a_c = g(pol - ref)", "aot"),
-    "aot_unpaired, one rank for both": ("_placed(a, order_r)", "_placed(a, order_c)", "aot_unpaired"),
-    "apo_zero's rejected read off the chosen": ("-beta * _dsig(r_r)", "-beta * _dsig(r_c)", "apo_zero"),
-    "apo_down's anchor dropped": ("beta * (_dsig(u) - _dsig(r_c))", "beta * _dsig(u)", "apo_down"),
-    "discopop's weight held fixed": (" - dm_blend / tau", "", "discopop"),
-    "sft without the token mean": ('/ (mc.sum(-1).mean() if norm == "sum" else 1)', "", "sft"),
-    "sums without |o|": ('return mask.sum(-1) if norm == "sum" else', "return", "sigmoid"),
+SLIPS = {  # the page, the slip and the loss type it hits
+    "sigmoid without beta": ("sigmoid", "a = beta * torch.sigmoid(-(beta", "a = torch.sigmoid(-(beta", "sigmoid"),
+    "hinge without beta": ("hinge", "a = beta * (u < 1)", "a = (u < 1)", "hinge"),
+    "ipo without the 2": ("ipo", "a = 1 / beta - 2 * (s1 - s2)", "a = 1 / beta - (s1 - s2)", "ipo"),
+    "exo without its target": ("exo_pair", "(math.log((1 - eps) / eps) - u)", "(-u)", "exo_pair"),
+    "nca's half dropped": ("nca_pair", "(torch.sigmoid(-r1) - torch.sigmoid(r1) / 2)",
+                           "(torch.sigmoid(-r1) - torch.sigmoid(r1))", "nca_pair"),
+    "robust without 1/(1-2eps)": ("robust", "eps * torch.sigmoid(u)) / (1 - 2 * eps)", "eps * torch.sigmoid(u))",
+                                  "robust"),
+    "bco's rejected sign": ("bco_pair", "-beta * torch.sigmoid(beta * s2)", "-beta * torch.sigmoid(-beta * s2)",
+                            "bco_pair"),
+    "sppo's rejected target": ("sppo_hard", "-(1 / beta + 2 * s2)", "-(1 / beta - 2 * s2)", "sppo_hard"),
+    "aot unsorted": ("aot", "a = placed(aot_g(pol_sorted - ref_sorted, beta, eps), order)",
+                     "a = aot_g(v.p1 - v.p2 - (v.r1 - v.r2), beta, eps)", "aot"),
+    "aot_unpaired, one rank for both": ("aot_unpaired", "-placed(a, order_r)", "-placed(a, order_c)", "aot_unpaired"),
+    "apo_zero's rejected read off the chosen": ("apo_zero", "-beta * dsig(beta * s2)", "-beta * dsig(beta * s1)",
+                                                "apo_zero"),
+    "apo_down's anchor dropped": ("apo_down", "beta * (dsig(u) - dsig(beta * s1))", "beta * dsig(u)", "apo_down"),
+    "discopop's weight held fixed": ("discopop", " - dm_blend / tau", "", "discopop"),
+    "sft without the token mean": ("sft", "a = a / chosen_length(v.n1, v.across)", "a = a", "sft"),
+    "sums without |o|": ("score:log_ratio", "(torch.ones_like(n), n)", "(torch.ones_like(n), torch.ones_like(n))",
+                         "sigmoid"),
 }
 
 
 @pytest.mark.parametrize("slip", list(SLIPS))
-def test_a_planted_slip_is_caught(slip):
-    old, new, loss_type = SLIPS[slip]
-    bad = mutant(old, new).dpo_loss
-    worst = max(gap(bad, loss_type, norm, data) for norm in NORMS for data in DATA.values())
+def test_a_planted_slip_is_caught(slip, monkeypatch):
+    where, old, new, loss_type = SLIPS[slip]
+    page = _page(where.split(":")[1], PAIR_SCORES) if where.startswith("score:") else _page(where)
+    planted = mutant(page, old, new)
+    for registry, own in ((PAIR_LOSSES, planted.PAIR_LOSSES), (PAIR_SCORES, planted.PAIR_SCORES)):
+        for name, part in own.items():
+            monkeypatch.setitem(registry, name, part)
+    worst = max(gap(CD.dpo_loss, loss_type, norm, data) for norm in NORMS for data in DATA.values())
     assert worst > 1e-3, (slip, worst)
 
 
 def test_every_loss_type_has_a_planted_slip():
-    assert {s[2] for s in SLIPS.values()} >= set(LOSS_TYPES) - {"sigmoid_norm"}
+    assert {s[3] for s in SLIPS.values()} >= set(LOSS_TYPES) - {"sigmoid_norm"}
 
 
 # ---------------------------------------------------------------- what each is, exactly
@@ -164,7 +183,7 @@ def test_bad_settings_are_named(bad, match):
 def test_a_run_refuses_an_unknown_option_before_it_starts():
     preset = make_lab("tiny").preset
     for over, match in (({"dpo_loss": "sigmod"}, "unknown DPO loss_type"), ({"dpo_norm": "avg"}, "unknown norm"),
-                        ({"kto_loss": "apo"}, "unknown kto_loss")):
+                        ({"kto_loss": "apo"}, "unknown KTO loss_type")):
         name = "kto" if "kto_loss" in over else "dpo"
         with pytest.raises(ValueError, match=match):
             wiring.configure(METHODS[name], preset, over)

@@ -21,11 +21,14 @@ import torch
 
 from unified_rl import derivations, methods, parts
 from unified_rl.paradigm import step_from_tensors, surrogate_loss
-from unified_rl.parts import ADVANTAGES, AGGREGATIONS, KL_TERMS, MASKS, POLICY_TERMS, REGISTRIES, TERMS, Composition, View
+from unified_rl.parts import (ADVANTAGES, AGGREGATIONS, AXES, KL_TERMS, MASKS, POLICY_TERMS, REGISTRIES, TERMS,
+                              Composition, PairView, View)
 from unified_rl.presets import get_preset
 
 ALL_PARTS = [p for r in REGISTRIES.values() for p in r.values()]
 IDS = [f"{p.axis}:{p.name}" for p in ALL_PARTS]
+RL = {axis: r for axis, r in REGISTRIES.items() if axis in AXES}  # a reinforcement-learning composition's axes
+"""The preference family's axes (PAIR_SCORES, PAIR_LOSSES) have their random compositions in test_pair_parts.py."""
 
 
 # ---------------------------------------------------------------- the objective's code is its own
@@ -56,7 +59,7 @@ def _named(node, fn, local):
         return cells.get(node.id, fn.__globals__.get(node.id))
     if isinstance(node, ast.Attribute):
         if isinstance(node.value, ast.Name) and node.value.id == "v":
-            return getattr(View, node.attr, None)
+            return getattr(View, node.attr, None) or getattr(PairView, node.attr, None)  # a part reads either
         base = _named(node.value, fn, local)
         return None if base is None else getattr(base, node.attr, None)
     if isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Constant):
@@ -89,7 +92,7 @@ def coefficient_side():
     return set().union(*(referenced(f) for p in ALL_PARTS for f in (p.gc, p.extra.get("reward")) if f))
 
 
-PLUMBING = {View.setting}  # reading a setting by name
+PLUMBING = {View.setting, PairView.setting, PairView.halves}  # reading a setting by name, a half of the batch
 
 
 def leaks(part, gc_side):
@@ -261,13 +264,13 @@ def test_random_compositions_equal_their_objectives_gradient():
 
 
 def test_the_sample_varies_every_axis():
-    seen = {axis: set() for axis in REGISTRIES}
+    seen = {axis: set() for axis in RL}
     for seed in SEEDS:
         comp, step, _ = random_composition(seed)
         for key, part in comp.parts.items():
             seen[part.axis].add(part.name)
         seen["aggregation"].add(step(False)[0].hp.aggregation)
-    assert all(seen[axis] == set(r) for axis, r in REGISTRIES.items()), seen
+    assert all(seen[axis] == set(r) for axis, r in RL.items()), seen
 
 
 @functools.lru_cache(maxsize=None)
@@ -345,13 +348,13 @@ def covering_compositions():
 
 
 def test_the_covering_compositions_hold_every_part():
-    held = {axis: set() for axis in REGISTRIES}
+    held = {axis: set() for axis in RL}
     for parts_, options in covering_compositions().values():
         for axis in ("advantage", "policy", "kl", "aggregation"):
             held[axis].add(parts_[axis]) if parts_[axis] else None
         held["mask"].update(options["masks"])
         held["term"].update(options.get("terms", ()))
-    assert held == {axis: set(r) for axis, r in REGISTRIES.items()}
+    assert held == {axis: set(r) for axis, r in RL.items()}
 
 
 def _slipped(registry, part, monkeypatch):
@@ -379,7 +382,7 @@ def test_every_part_passes_the_model_oracle_in_a_composition_that_sees_it(monkey
     clean, slipped = [], {}  # slipped: (axis, part) -> the oracle's keys of its first composition, it doubled
     for name, (parts_, options) in covering_compositions().items():
         variants = {name: (parts_, options["masks"], options["terms"], None)}
-        for axis, registry in REGISTRIES.items():
+        for axis, registry in RL.items():
             listed = {"mask": options["masks"], "term": options["terms"]}
             for held in listed[axis] if axis in listed else (parts_[axis],) if parts_[axis] else ():
                 if (axis, held) in slipped or axis == "kl" and ADVANTAGES[parts_["advantage"]].extra.get("per_batch"):
@@ -401,7 +404,7 @@ def test_every_part_passes_the_model_oracle_in_a_composition_that_sees_it(monkey
     assert max(diffs[k] for k in clean) < 1e-10, {k: diffs[k] for k in clean}
     unseen = {part: [diffs[k] for k in keys] for part, keys in slipped.items() if max(diffs[k] for k in keys) < 1e-6}
     assert not unseen, unseen
-    assert set(slipped) == {(axis, name) for axis, r in REGISTRIES.items() for name in r if "~" not in name}
+    assert set(slipped) == {(axis, name) for axis, r in RL.items() for name in r if "~" not in name}
 
 
 def test_a_composition_the_package_cannot_compute_is_refused_when_it_is_made():

@@ -346,7 +346,8 @@ def test_dr_grpo_length_bias_and_std():
 
 
 NOT_OUTCOME = {"one", "indicator", "gae", "process", "gdpo"}  # no reward, 0/1 only, per batch, reward columns
-OUTCOME = [n for n, m in METHODS.items() if m.composition is not None and m.composition.advantage not in NOT_OUTCOME]
+OUTCOME = [n for n, m in METHODS.items() if isinstance(m.composition, parts.Composition)
+           and m.composition.advantage not in NOT_OUTCOME]
 
 
 def test_coefficients_detached_zero_off_mask_and_exact_zero_groups():

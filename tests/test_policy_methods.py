@@ -9,6 +9,7 @@ from unified_rl.rewards import policy_gradient as rewards_policy
 from unified_rl.data import DynamicSampling, GreedyBaselinePairs
 from unified_rl.methods import METHODS, gc_of
 from unified_rl.methods import POLICY_GRADIENT as POLICY
+from unified_rl.parts import Composition
 from unified_rl.rewards import rule_reward
 from unified_rl.rewards import OverlongReward, overlong_penalty
 from unified_rl.sampling import RESPONSE_SLACK, sample
@@ -115,7 +116,7 @@ def test_off_policy_is_whether_the_coefficient_reads_logp_old():
     oracle also checks it with logp_old != logp under the key NAME-clipped. Measured on every composition: the flag
     is True exactly where moving logp_old moves the coefficient. GPG is REINFORCE (A log pi, no ratio): it reads none,
     is not off-policy, and its one oracle key takes both cases (verify.model_oracle)."""
-    declared = {n: m.off_policy for n, m in METHODS.items() if m.composition is not None}
+    declared = {n: m.off_policy for n, m in METHODS.items() if isinstance(m.composition, Composition)}
     measured = {n: _reads_logp_old(METHODS[n]) for n in declared}
     assert declared == measured, {n: (declared[n], measured[n]) for n in declared if declared[n] != measured[n]}
     assert not declared["gpg"] and not declared["sft"] and declared["grpo"] and declared["dro"]

@@ -673,13 +673,14 @@ def test_every_preference_option_equals_the_reference(settings, monkeypatch):
 
 
 def test_a_coefficient_on_the_other_norm_is_caught(monkeypatch):
-    """The negative control: DPO's hinge and KTO computed on mean log-ratios when the run asks for sums."""
-    from unified_rl.methods import preference
+    """The negative control: DPO's hinge and KTO computed on mean log-ratios when the run asks for sums (the scores'
+    coefficient side reads the mean norm; their objective side is left as it is)."""
+    import dataclasses as dc
+
+    from unified_rl.parts import PAIR_SCORES
     settings = {"dpo": {"dpo_loss": "hinge", "dpo_norm": "sum"}, "kto": {"kto_norm": "sum"}}
+    real = PAIR_SCORES["log_ratio"]
     with monkeypatch.context() as mp:
-        mp.setattr(preference, "_loss_settings", lambda step: dict(norm="mean", label_smoothing=0.1, discopop_tau=0.05))
-        real = preference.C.kto
-        mp.setattr(preference.C, "kto", lambda *a, norm="mean", **k: real(*a, norm="mean", **k))
+        mp.setitem(PAIR_SCORES, "log_ratio", dc.replace(real, gc=lambda v: real.gc(dc.replace(v, norm="mean"))))
         d = {n: max(compare(n, mp, settings=s)[0].values()) for n, s in settings.items()}
     assert min(d.values()) > 1e-6, d
-

@@ -178,14 +178,17 @@ def test_cli_help_and_one_line_errors(capsys):
     assert listing[0].split() == ["method", "data", "source", "reward", "GC", "(advantage", "x", "policy", "x", "KL,",
                                   "aggregation)", "paper"]
     rows = listing[1:1 + 2 * len(METHODS):2]  # each method's line; the line below it says what the method does
-    assert rows[3].split()[:4] == ["dpo", "PreferencePairs", "RuleReward", "dpo_gc"]
+    assert rows[3].split()[:8] == ["dpo", "PreferencePairs", "RuleReward", "log_ratio", "x", "sigmoid", "(dpo_loss),",
+                                   "mean"]  # a preference composition: scores x loss, norm
     assert all(line.startswith(m.name + " ") and line.endswith(m.paper) and m.summary in more
                for m, line, more in zip(METHODS.values(), rows, listing[2::2]))
     for m, line in zip(METHODS.values(), rows):  # a composition's GC column names its parts, as its row chose them
         c = m.composition
-        if c is not None:
+        if c is not None and hasattr(c, "advantage"):
             parts = " x ".join([c.advantage, c.policy] + ([f"{c.kl} ({c.kl_in})"] if c.kl else []))
             assert f" {parts}, {m.hparams.aggregation}" in line, (m.name, line)
+        elif c is not None:  # a preference composition: scores x loss, norm (the settings that choose them)
+            assert f" {c.describe()} " in line, (m.name, line)
     assert "<lambda>" not in "".join(listing)
     code, _, err = in_process(capsys, "train", "sftt", "--out", "x")
     assert code == 2 and len(err.strip().splitlines()) == 1 and "invalid choice" in err

@@ -36,6 +36,8 @@ def composition(m):
     c = m.composition
     if c is None:
         return _name(m.coefficient)
+    if hasattr(c, "describe"):  # a preference composition: scores x loss, norm
+        return c.describe()
     kl = f" x {c.kl} ({c.kl_in})" if c.kl else ""
     terms = "".join(f" + {t}" for t in c.terms)
     masks = f" [{', '.join(c.masks)}]" if c.masks else ""

@@ -80,7 +80,8 @@ class Method:
                  its fields as it sets RLConfig's, so a new method needs no new RLConfig field.
     defaults:    fields of its preset section this method changes from the shared ones.
     paper:       where the method is defined, e.g. "DeepSeekMath eq 19-21, arXiv 2402.03300".
-    composition: the parts it is made of (parts.Composition), for a method built by `parts.compose`.
+    composition: the parts it is made of (parts.Composition, or parts.PairComposition for the preference
+                 family), for a method built by `parts.compose` or `parts.compose_pairs`.
     ships_in:    where it ships ("paper", "TRL", "verl").
     """
 

@@ -304,7 +304,7 @@ def _named(made, settings):
     comp, hp = made.composition, made.hparams
     for m in METHODS.values():
         c = m.composition
-        if c is None or (c.advantage, c.policy) != (comp.advantage, comp.policy) or m.defaults or \
+        if not hasattr(c, "advantage") or (c.advantage, c.policy) != (comp.advantage, comp.policy) or m.defaults or \
                 m.data_source is not made.data_source or type(m.reward) is not type(made.reward):
             continue
         if comp.kl is not None and (c.kl, c.kl_in) != (comp.kl, comp.kl_in):

@@ -138,8 +138,9 @@ class Plan:
 
     def summary(self):
         c = self.method.composition  # the parts a composed method is made of (a record, not read back)
-        parts = None if c is None else {"advantage": c.advantage, "policy": c.policy, "kl": c.kl,
-                                        "kl_in": c.kl_in, "masks": list(c.masks), "terms": list(c.terms)}
+        parts = None if c is None else c.record(self.hp) if hasattr(c, "record") else {  # a preference one's own
+            "advantage": c.advantage, "policy": c.policy, "kl": c.kl, "kl_in": c.kl_in, "masks": list(c.masks),
+            "terms": list(c.terms)}
         return {"method": self.method.name, "preset": self.preset.name, "steps": self.steps, "seed": self.seed,
                 "version": __version__, "config": dataclasses.asdict(self.preset),
                 "hparams": dataclasses.asdict(self.hp) if self.hp is not None else None, "parts": parts,

@@ -8,11 +8,29 @@ does), and it averages its sft loss over every chosen token of the batch; `dpo_n
 either. tests/test_trl_preference.py runs TRL's own loss code against ours on these settings.
 """
 
-from .coefficients.dpo_losses import LOSS_TYPES, USES_LABEL_SMOOTHING, check_settings
+from types import SimpleNamespace
+
+from .parts import PAIR_LOSSES
+from .parts.pair_losses import TRL_DPO as LOSS_TYPES, TRL_KTO as KTO_LOSS_TYPES
 
 TRL_MEAN = ("ipo", "sigmoid_norm")
 """The DPO loss types TRL computes on per-token mean log-ratios; the others take sums."""
-KTO_LOSS_TYPES = ("kto", "apo_zero_unpaired")
+USES_LABEL_SMOOTHING = tuple(t for t in LOSS_TYPES if any(f.name == "label_smoothing" for f in PAIR_LOSSES[t].fields()))
+"""The DPO loss types whose page reads label_smoothing (TRL's sigmoid reads it too; here it does not: 0 is mapped)."""
+
+
+def _dpo():
+    from .methods.preference import BY_NAME  # the lab's data sources: imported when a mapping is asked for
+    return BY_NAME["dpo"]
+
+
+def check_settings(loss_type, norm, beta, label_smoothing, discopop_tau):
+    """ValueError naming the setting if DPO's row refuses these (its settings, and the run's dpo_beta)."""
+    dpo = _dpo()
+    hp = type(dpo.hparams)(dpo_loss=loss_type, dpo_norm=norm, dpo_label_smoothing=label_smoothing,
+                           dpo_discopop_tau=discopop_tau)
+    dpo.composition.check(hp, SimpleNamespace(dpo_beta=beta))
+    return hp
 
 
 def dpo_from_trl(loss_type="sigmoid", beta=0.1, label_smoothing=0.0, discopop_tau=0.05):

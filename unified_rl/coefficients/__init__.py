@@ -8,7 +8,8 @@ equation it implements.
 `paper` holds DeepSeekMath's six (appendix A.1, eq 7-21), each the composition of parts (parts/) the trainer
 runs; every other reinforcement-learning method is a composition too (`parts.compose`, `methods.METHODS`), its
 coefficient `METHODS[name].coefficient(step)`. `preference` holds the methods beside DPO, `dpo_losses` every
-loss_type of TRL's DPOTrainer; the KL terms' GC is `kl.gc`.
+loss_type of TRL's DPOTrainer: each their row of methods/preference.py (a composition of the preference parts)
+called on bare tensors; the KL terms' GC is `kl.gc`.
 """
 
 from .paper import dpo, grpo, online_rft, ppo, rft, sft

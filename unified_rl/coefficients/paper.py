@@ -14,6 +14,8 @@ import torch
 from .. import _checks
 from ..paradigm import step_from_tensors
 from ..parts import Composition, settings_class
+from ..parts.pair_composition import composed
+from .preference import pair_gc
 
 _COMPOSITIONS = {}
 
@@ -28,11 +30,6 @@ def _composition(*parts):
 
 def _mask(mask):
     return _checks.response_mask(mask).detach()
-
-
-def _seq_mean(x, mask):
-    """(1/|o|) sum_t x_t over the response tokens. (B, T) -> (B,)"""
-    return (x * mask).sum(-1) / mask.sum(-1)
 
 
 def _gc(parts, mask, logp=None, *, beta=0.0, clip_eps=None, **tensors):
@@ -72,22 +69,16 @@ def dpo(logp_chosen, logp_ref_chosen, mask_chosen, logp_rejected, logp_ref_rejec
     x = (1/|o|) sum_t log(pi_theta / pi_ref) is the length-normalised log-ratio of eq 12.
     The printed eq 14 omits the leading beta (it drops the chain rule's inner factor) and writes the
     sigmoid's argument per token; differentiating eq 12 gives the sequence-level form used here.
-    Returns (coef_chosen, coef_rejected), each (B, T).
+    Returns (coef_chosen, coef_rejected), each (B, T): DPO's composition (the log-ratio scores, the sigmoid
+    loss, the mean norm: its row of methods/preference.py) on the two halves, as the trainer runs it.
 
     >>> m = torch.ones(1, 2); z = torch.zeros(1, 2)
     >>> dpo(z, z, m, z, z, m, beta=0.1)[0]     # equal log-ratios: c = 0.1 * sigmoid(0)
     tensor([[0.0500, 0.0500]])
     """
-    mc, mr = _mask(mask_chosen), _mask(mask_rejected)
-    if mc.shape[0] != mr.shape[0]:
-        raise ValueError(f"{mc.shape[0]} chosen responses but {mr.shape[0]} rejected ones: DPO needs pairs")
     beta = _checks.scalar(beta, "beta", low=0.0)
-    x_c = _seq_mean(_checks.per_token(logp_chosen, "logp_chosen", mc).detach()
-                    - _checks.per_token(logp_ref_chosen, "logp_ref_chosen", mc), mc)  # (B,)
-    x_r = _seq_mean(_checks.per_token(logp_rejected, "logp_rejected", mr).detach()
-                    - _checks.per_token(logp_ref_rejected, "logp_ref_rejected", mr), mr)  # (B,)
-    c = beta * torch.sigmoid(beta * x_r - beta * x_c)  # (B,), finite for any finite margin
-    return c[:, None] * mc, -c[:, None] * mr
+    return pair_gc(composed("log_ratio", "sigmoid"), logp_chosen, logp_ref_chosen, mask_chosen, logp_rejected,
+                   logp_ref_rejected, mask_rejected, "DPO needs pairs", beta=beta)
 
 
 def _clip(logp, logp_old, clip_eps, name):

@@ -1,16 +1,17 @@
-"""The gradient coefficients of the preference family beside DPO: IPO, SimPO, KTO and ORPO.
+"""The gradient coefficients of the preference family beside DPO on bare tensors: IPO, SimPO, KTO and ORPO.
 
 GC is |o| times the derivative of the method's objective J (`objectives.preference`) with respect to
-log pi_theta(o_t | ...), as for DeepSeekMath's six (`coefficients.paper`). Every function is pure,
-returns detached (B, T) tensors that are 0 off the masks, and names the equation it implements.
+log pi_theta(o_t | ...), as for DeepSeekMath's six (`coefficients.paper`). Each function is the method's
+composition of the preference parts (parts/pair_scores.py, parts/pair_losses/: the composition its row of
+methods/preference.py names) called on the two halves of a batch: the same code the trainer runs, written once. Every function returns detached
+(B, T) tensors that are 0 off the masks, the per-pair GC (the trainer's is twice it, over 2B rows).
 
 Length normalisation. DeepSeekMath writes DPO with the length-normalised log-ratio
 x = (1/|o|) sum_t log(pi_theta / pi_ref) (eq 12), and SimPO and ORPO normalise by length in their
 own papers. IPO and KTO print sequence log-probs (sums); here they use x too, so that the five
 methods share one margin scale and differ only in the function of it they maximise (KTO's norm="sum"
-takes the sums, as the paper and TRL's KTOTrainer do). With x, each
-coefficient is one number per response, the same on all of its tokens: DeepSeekMath's 1/|o| shape.
-With sums, |o| dJ/d ell_t would carry a factor |o|: longer responses would be pushed harder.
+takes the sums, as the paper and TRL's KTOTrainer do). With x, each coefficient is one number per
+response, the same on all of its tokens: DeepSeekMath's 1/|o| shape.
 
 Papers: IPO, Azar et al. 2023, arXiv 2310.12036 (eq 17); SimPO, Meng et al. 2024, arXiv 2405.14734
 (eq 4-6); KTO, Ethayarajh et al. 2024, arXiv 2402.01306 (section 4.1, the KTO loss: eq 8 of the
@@ -20,23 +21,20 @@ current version, eq 7 in v2); ORPO, Hong et al. 2024, arXiv 2403.07691 (eq 3-7, 
 import torch
 
 from .. import _checks
-from .paper import _mask, _seq_mean, sft
+from ..parts.pair_composition import composed, pair_step
+from ..parts.pair_losses.kto import kto_push, reference_point
+from ..parts.pair_scores import NORMS, score
+from ..parts.pair_view import unstack
+from ..parts.view import out
 
 
-def _paired(mask_chosen, mask_rejected):
-    """The two masks, checked to hold the same number of responses (pair i = row i of each)."""
-    mc, mr = _mask(mask_chosen), _mask(mask_rejected)
-    if mc.shape[0] != mr.shape[0]:
-        raise ValueError(f"{mc.shape[0]} chosen responses but {mr.shape[0]} rejected ones: pairs are needed")
-    return mc, mr
-
-
-def _mean_logp(logp, name, mask, logp_ref=None, ref_name=None):
-    """Detached length-normalised (1/|o|) sum_t (logp - logp_ref) of each response. (B, T) -> (B,)"""
-    x = _checks.per_token(logp, name, mask).detach()
-    if logp_ref is not None:
-        x = x - _checks.per_token(logp_ref, ref_name, mask).detach()
-    return _seq_mean(x, mask)
+def pair_gc(composition, logp_chosen, logp_ref_chosen, mask_chosen, logp_rejected, logp_ref_rejected, mask_rejected,
+            pairs_word="pairs are needed", **settings):
+    """(coef_chosen, coef_rejected) of a preference composition on one batch of pairs, each (B, T): its coefficient
+    over the 2B rows, halved (per pair); settings by the parts' field names (beta=0.3)."""
+    step = pair_step(composition, logp_chosen, logp_ref_chosen, mask_chosen, logp_rejected, logp_ref_rejected,
+                     mask_rejected, pairs_word, **settings)
+    return unstack(composition.coefficient(step) / 2, mask_chosen, mask_rejected)
 
 
 def ipo(logp_chosen, logp_ref_chosen, mask_chosen, logp_rejected, logp_ref_rejected, mask_rejected, tau):
@@ -50,14 +48,11 @@ def ipo(logp_chosen, logp_ref_chosen, mask_chosen, logp_rejected, logp_ref_rejec
     >>> ipo(z, z, m, z, z, m, tau=0.5)[0]      # margin 0: c = 1/tau
     tensor([[2., 2.]])
     """
-    mc, mr = _paired(mask_chosen, mask_rejected)
     tau = _checks.scalar(tau, "tau")
     if tau <= 0:
         raise ValueError(f"tau must be > 0 (the target margin is 1/(2 tau)), got {tau}")
-    margin = (_mean_logp(logp_chosen, "logp_chosen", mc, logp_ref_chosen, "logp_ref_chosen")
-              - _mean_logp(logp_rejected, "logp_rejected", mr, logp_ref_rejected, "logp_ref_rejected"))  # (B,)
-    c = 1 / tau - 2 * margin  # (B,) = 2 (1/(2 tau) - margin)
-    return c[:, None] * mc, -c[:, None] * mr
+    return pair_gc(composed("log_ratio", "ipo"), logp_chosen, logp_ref_chosen, mask_chosen, logp_rejected,
+                   logp_ref_rejected, mask_rejected, beta=tau)  # IPO's tau is the ipo loss's beta
 
 
 def simpo(logp_chosen, mask_chosen, logp_rejected, mask_rejected, beta, gamma):
@@ -70,19 +65,14 @@ def simpo(logp_chosen, mask_chosen, logp_rejected, mask_rejected, beta, gamma):
     >>> simpo(z, m, z, m, beta=2.0, gamma=0.0)[0]    # equal mean log-probs: c = beta * sigmoid(0)
     tensor([[1., 1.]])
     """
-    mc, mr = _paired(mask_chosen, mask_rejected)
-    beta, gamma = _checks.scalar(beta, "beta", low=0.0), _checks.scalar(gamma, "gamma")
-    margin = _mean_logp(logp_chosen, "logp_chosen", mc) - _mean_logp(logp_rejected, "logp_rejected", mr)  # (B,)
-    c = beta * torch.sigmoid(gamma - beta * margin)  # (B,)
-    return c[:, None] * mc, -c[:, None] * mr
+    return pair_gc(composed("logp", "simpo"), logp_chosen, None, mask_chosen, logp_rejected, None, mask_rejected,
+                   beta=beta, gamma=gamma)
 
 
 def _log_ratio(logp, logp_ref, mask, norm):
-    """Detached log-ratio of each response: its per-token mean (norm="mean") or its sum ("sum"). (B,)"""
-    if norm not in ("mean", "sum"):
+    if norm not in NORMS:
         raise ValueError(f"unknown norm {norm!r}; choose 'mean' (per-token mean log-ratio) or 'sum'")
-    x = _mean_logp(logp, "logp", mask, logp_ref, "logp_ref")
-    return x * mask.sum(-1) if norm == "sum" else x
+    return score(_checks.per_token(logp, "logp", mask), mask, norm, _checks.per_token(logp_ref, "logp_ref", mask))
 
 
 def kto_reference_point(logp, logp_ref, mask, norm="mean", across=None):
@@ -91,16 +81,12 @@ def kto_reference_point(logp, logp_ref, mask, norm="mean", across=None):
     The rows pair each question with another question's response; the paper shifts outputs within a
     batch, (x_1, y_2), ..., (x_m, y_1), clamps at 0 and does not backpropagate through z0. norm: x as
     in `kto` (TRL's KTOTrainer sums). across: the rows are one rank's share and the mean is over every
-    rank's (distributed.across).
+    rank's (distributed.across). The kto loss's page computes it (parts/pair_losses/kto.py).
     >>> kto_reference_point(torch.tensor([[-1.0], [-2.0]]), torch.tensor([[-2.0], [-2.0]]), torch.ones(2, 1))
     tensor(0.5000)
     """
-    mask = _mask(mask)
-    x = _log_ratio(logp, logp_ref, mask, norm)  # (B,)
-    if across is None:
-        return x.mean().clamp(min=0.0)
-    n = across.sum(torch.tensor(float(x.shape[0]), dtype=x.dtype))
-    return (across.sum(x.sum()) / n).clamp(min=0.0)
+    mask = _checks.response_mask(mask).detach()
+    return reference_point(_log_ratio(logp, logp_ref, mask, norm)[0].s, across)
 
 
 def kto(logp, logp_ref, mask, desirable, z0, beta, lam_d=1.0, lam_u=1.0, norm="mean"):
@@ -113,24 +99,21 @@ def kto(logp, logp_ref, mask, desirable, z0, beta, lam_d=1.0, lam_u=1.0, norm="m
     also on those far on the wrong side (the paper's eq 9 and its comment). norm="mean": x is the
     per-token mean log-ratio and k = 1; "sum" (the paper's and TRL's): x is the sum and k = |o|.
     With z0 = 0 this is TRL's KTO loss_type "apo_zero_unpaired" (APO-zero, arXiv 2408.06266, unpaired).
+    The scores' and the kto loss's pages, with z0 given (the registered method takes it from its batch).
 
     >>> kto(torch.zeros(2, 1), torch.zeros(2, 1), torch.ones(2, 1), torch.tensor([1., 0.]), 0.0, beta=0.1)
     tensor([[ 0.0250],
             [-0.0250]])
     """
-    mask = _mask(mask)
+    mask = _checks.response_mask(mask).detach()
     desirable = _checks.per_sequence(desirable, "desirable", mask.shape[0]).to(mask.dtype)
     if not ((desirable == 0) | (desirable == 1)).all():
         raise ValueError("desirable must contain only 0 and 1 (undesirable / desirable)")
     beta = _checks.scalar(beta, "beta", low=0.0)
     lam_d, lam_u = _checks.scalar(lam_d, "lam_d", low=0.0), _checks.scalar(lam_u, "lam_u", low=0.0)
     z0 = _checks.scalar(z0.item() if torch.is_tensor(z0) else z0, "z0")
-    z = beta * (_log_ratio(logp, logp_ref, mask, norm) - z0)  # (B,)
-    push = beta * torch.sigmoid(z) * torch.sigmoid(-z)  # (B,) = d sigmoid(z) / dx
-    if norm == "sum":
-        push = push * mask.sum(-1)  # (B,) k = |o|: d x / d ell_t = 1, not 1/|o|
-    c = torch.where(desirable > 0, lam_d * push, -lam_u * push)  # (B,)
-    return c[:, None] * mask
+    sc, k = _log_ratio(logp, logp_ref, mask, norm)
+    return out((kto_push(sc.s, desirable, z0, beta, lam_d, lam_u) * k)[:, None] * mask, mask)
 
 
 def orpo(logp_chosen, mask_chosen, logp_rejected, mask_rejected, lam):
@@ -144,17 +127,5 @@ def orpo(logp_chosen, mask_chosen, logp_rejected, mask_rejected, lam):
     >>> [c.item() for c in orpo(half, m.double(), half, m.double(), lam=0.1)]   # P+ = P- = 1/2
     [1.1, -0.1]
     """
-    mc, mr = _paired(mask_chosen, mask_rejected)
-    lam = _checks.scalar(lam, "lam", low=0.0)
-    l_c, l_r = _mean_logp(logp_chosen, "logp_chosen", mc), _mean_logp(logp_rejected, "logp_rejected", mr)  # (B,)
-    for name, l in (("chosen", l_c), ("rejected", l_r)):
-        if (l > 0).any():
-            raise ValueError(f"a {name} response has a positive mean log-prob: ORPO needs log-probabilities")
-    if (l_r == 0).any():
-        raise ValueError("a rejected response has probability 1 (mean log-prob 0): ORPO's gradient is infinite")
-    p_c, p_r = l_c.exp(), l_r.exp()  # (B,) eq 3's P
-    q_c, q_r = -torch.expm1(l_c), -torch.expm1(l_r)  # (B,) 1 - P, accurate near P = 1
-    d = p_r * q_c + p_c * q_r  # (B,)
-    c_chosen = lam * p_r / d  # (B,) sigmoid(-log OR) / (1 - P+)
-    c_rejected = lam * p_r * q_c / (q_r * d)  # (B,) sigmoid(-log OR) / (1 - P-)
-    return sft(mc) + c_chosen[:, None] * mc, -c_rejected[:, None] * mr
+    return pair_gc(composed("logp", "odds_ratio", ("sft",)), logp_chosen, None, mask_chosen, logp_rejected, None,
+                   mask_rejected, lam=lam)

@@ -251,7 +251,7 @@ def findings(result):
 
 # ---------------------------------------------------------------- TRL's DPOConfig.loss_type, mapped
 
-# a+ and a- of coefficients/dpo_losses.py: GC = k a on every token (k = |o| summed, 1 per-token mean);
+# a+ and a- of each loss page (parts/pair_losses/): GC = k a on every token (k = |o| summed, 1 per-token mean);
 # u = beta (s+ - s-), r = beta s, sigma' = sigma(1 - sigma), g(d) = beta((1-eps) sigma(-beta d) - eps sigma(beta d))
 TRL_GC = {
     "sigmoid": (r"$\beta\sigma(-u)$", r"$-a^+$"),
@@ -284,8 +284,8 @@ def trl_map_rows():
               "discopop": "2406.08414", "sft": "—", "sigmoid_norm": "2402.03300"}
     rows = [t("nb.pref.map_head")]
     for loss in LOSS_TYPES:
+        plus, minus = TRL_GC[loss]  # a loss type without its row here is a KeyError naming it
         ours = dpo_from_trl(loss, label_smoothing=0.1)
-        plus, minus = TRL_GC[loss]
         rows.append(f"| `{loss}` | `dpo_loss=\"{ours['dpo_loss']}\", dpo_norm=\"{ours['dpo_norm']}\"` | {plus} | "
                     f"{minus} | {t('nb.pref.map.' + loss)} | {papers[loss]} |")
     return "\n".join(rows)

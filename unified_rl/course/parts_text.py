@@ -12,10 +12,11 @@ DEFAULT_AGGREGATION = "seq-mean-token-mean"  # DeepSeekMath's eq 19: the label n
 
 
 def label(method, aggregation=None):
-    """'grpo × vanilla × k3' for a Method built from parts (or a parts.Composition); None for one that is not
-    (DPO and its family). aggregation: the setting shown (default: the method's own)."""
+    """'grpo × vanilla × k3' for a Method built from the policy-gradient parts (or a parts.Composition); None for
+    one that is not (DPO and its family: their tables show their equations). aggregation: the setting shown
+    (default: the method's own)."""
     comp = method if isinstance(method, parts.Composition) else getattr(method, "composition", None)
-    if comp is None:
+    if not isinstance(comp, parts.Composition):
         return None
     pieces = [comp.advantage, comp.policy]
     if comp.kl is not None:

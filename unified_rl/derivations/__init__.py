@@ -9,15 +9,16 @@ the GC the paper prints.
     check(d)               # AssertionError with a readable message if any claim fails
     d                      # in a notebook: renders J, the derived GC and the printed form
 
-`paper` holds DeepSeekMath's six methods (appendix A.1, eq 6-21), `preference` and `dpo_losses` the preference
-family; every other derivation sits on the page of the part it is about (unified_rl/parts/: a part's
-`derivation`, and the REGISTRY names its page adds in `derivations=`); `core` is the shared machinery.
+`paper` holds DeepSeekMath's six methods (appendix A.1, eq 6-21); every other derivation sits on the page of the
+part it is about (unified_rl/parts/: a part's `derivation`, and the REGISTRY names its page adds in
+`derivations=`), the preference family's too (parts/pair_losses/: ipo, simpo, kto, orpo, and dpo_NAME for each
+loss_type of TRL's DPOTrainer); `core` is the shared machinery.
 """
-from . import dpo_losses, paper, preference
+from . import paper
 from .core import (BETA, EPS, Derivation, check_derivation, clip, clipped_gc, outcome_advantage,
                    sigmoid)
 
-_OWN = {**paper.REGISTRY, **preference.REGISTRY}  # the paper's six; IPO, SimPO, KTO, ORPO
+_OWN = dict(paper.REGISTRY)  # the paper's six
 _REGISTRY = {}
 
 
@@ -25,7 +26,7 @@ def parts_derivations():
     """{REGISTRY name: derivation} of the parts' pages, in axis order: each part's `derivations=` (named as the
     notebooks derive them), and a part's own `derivation` under the part's name where no entry holds it yet."""
     from ..parts import REGISTRIES  # the pages import this package's core: read them once it is loaded
-    found, taken = {}, {**_OWN, **dpo_losses.REGISTRY}
+    found, taken = {}, dict(_OWN)
     named = [(name, fn, part) for registry in REGISTRIES.values() for part in registry.values()
              for name, fn in part.extra.get("derivations", {}).items()]
     for name, fn, part in named:
@@ -44,7 +45,7 @@ def parts_derivations():
 
 def _registry():
     if not _REGISTRY:
-        _REGISTRY.update({**_OWN, **parts_derivations(), **dpo_losses.REGISTRY})  # dpo_NAME: TRL's loss types
+        _REGISTRY.update({**_OWN, **parts_derivations()})
     return _REGISTRY
 
 
@@ -64,7 +65,7 @@ seconds, and a Derivation is frozen, so a second request in the same process is 
 
 def derive(method, n_tokens=3, **options):
     """The Derivation of one method (see NAMES) with n_tokens per response (derived once per process)."""
-    registry = _OWN if method in _OWN else _registry()  # the paper's and preference's need no torch
+    registry = _OWN if method in _OWN else _registry()  # the paper's need no torch
     if method not in registry:
         raise ValueError(f"unknown method {method!r}; known: {', '.join(registry)}")
     if not isinstance(n_tokens, int) or isinstance(n_tokens, bool) or n_tokens < 1:

@@ -160,4 +160,68 @@ MESSAGES = {
     "part.summary.mask.mis":
         ("GC 0 on the tokens whose pi_old / pi_sampler leaves a band [low, high] (IcePop with tis)",
          "pi_old / pi_sampler 超出区间 [low, high] 的 token 上 GC 为 0（IcePop，与 tis 一起用）"),
+    # the preference family: how each response is scored, and the loss of the two scores
+    "part.summary.pair_scores.log_ratio":
+        ("log pi_theta(o) - log pi_ref(o), summed or averaged over the response's tokens",
+         "log pi_theta(o) - log pi_ref(o)，在回答的 token 上求和或取平均"),
+    "part.summary.pair_scores.logp":
+        ("log pi_theta(o) alone, summed or averaged over the response's tokens: no reference model",
+         "只用 log pi_theta(o)，在回答的 token 上求和或取平均：不需要参考模型"),
+    "part.summary.pair_loss.sigmoid":
+        ("-log sigma(beta (s+ - s-)): DPO's loss; the push fades as the margin grows, never reverses",
+         "-log sigma(beta (s+ - s-))：DPO 的损失；间隔越大推力越弱，但从不反向"),
+    "part.summary.pair_loss.sigmoid_norm":
+        ("sigmoid on per-token mean scores whatever the norm setting: DeepSeekMath's eq 12",
+         "无论 norm 设置如何，都在逐 token 平均的分数上用 sigmoid：DeepSeekMath 的公式 12"),
+    "part.summary.pair_loss.hinge":
+        ("max(0, 1 - beta (s+ - s-)): push by beta until the margin passes 1/beta, then not at all",
+         "max(0, 1 - beta (s+ - s-))：间隔超过 1/beta 之前以 beta 推动，之后完全不推"),
+    "part.summary.pair_loss.ipo":
+        ("(s+ - s- - 1/(2 beta))^2: regress the margin onto a target; linear, reverses past it",
+         "(s+ - s- - 1/(2 beta))^2：把间隔回归到一个目标上；线性，超过目标后反向"),
+    "part.summary.pair_loss.exo_pair":
+        ("the pair's softmax pulled to (1 - eps, eps): a target margin logit(1 - eps), pushed back past it",
+         "把这对回答的 softmax 拉向 (1 - eps, eps)：目标间隔为 logit(1 - eps)，超过后被推回"),
+    "part.summary.pair_loss.nca_pair":
+        ("each score against 0 on its own: the chosen pulled to beta s+ = log 2, the rejected pushed down",
+         "每个分数各自与 0 比较：被选中的回答被拉到 beta s+ = log 2，被拒绝的回答被压低"),
+    "part.summary.pair_loss.robust":
+        ("DPO's loss unbiased under labels flipped with probability eps (sigmoid at eps = 0)",
+         "在标签以概率 eps 翻转时仍无偏的 DPO 损失（eps = 0 时就是 sigmoid）"),
+    "part.summary.pair_loss.bco_pair":
+        ("each response on its own: -log sigma(beta s+) - log sigma(-beta s-), no pair coupling",
+         "每个回答各自处理：-log sigma(beta s+) - log sigma(-beta s-)，两者之间没有耦合"),
+    "part.summary.pair_loss.sppo_hard":
+        ("each score regressed onto its own target, +1/(2 beta) chosen and -1/(2 beta) rejected",
+         "每个分数回归到自己的目标：被选中的为 +1/(2 beta)，被拒绝的为 -1/(2 beta)"),
+    "part.summary.pair_loss.aot":
+        ("the batch's policy margins and pi_ref's margins, each sorted, matched by rank (a batch loss)",
+         "批次中策略的间隔和 pi_ref 的间隔各自排序，再按名次配对（一个批次级的损失）"),
+    "part.summary.pair_loss.aot_unpaired":
+        ("the batch's chosen scores and rejected scores, each sorted, matched by rank (a batch loss)",
+         "批次中被选中回答的分数和被拒绝回答的分数各自排序，再按名次配对（一个批次级的损失）"),
+    "part.summary.pair_loss.apo_zero":
+        ("raise the chosen and lower the rejected response, each against pi_ref on its own",
+         "提高被选中的回答、压低被拒绝的回答，各自相对于 pi_ref"),
+    "part.summary.pair_loss.apo_down":
+        ("lower the chosen response and the rejected one more: for chosen answers worse than the model's",
+         "压低被选中的回答，把被拒绝的回答压得更低：用于被选中的答案不如模型自己的情形"),
+    "part.summary.pair_loss.discopop":
+        ("a blend of the logistic and exponential losses of the margin, weighted by sigma(u / tau)",
+         "间隔的 logistic 损失与指数损失的混合，权重为 sigma(u / tau)"),
+    "part.summary.pair_loss.sft":
+        ("SFT on the chosen responses (their log-probs, no pi_ref); the rejected get nothing",
+         "在被选中的回答上做 SFT（用它们的对数概率，不用 pi_ref）；被拒绝的回答什么也得不到"),
+    "part.summary.pair_loss.simpo":
+        ("-log sigma(beta (s+ - s-) - gamma): DPO's loss with a target margin gamma",
+         "-log sigma(beta (s+ - s-) - gamma)：带目标间隔 gamma 的 DPO 损失"),
+    "part.summary.pair_loss.kto":
+        ("unpaired: raise desirable, lower undesirable responses around z0, the batch's mean score",
+         "不配对：围绕 z0（批次的平均分数）提高理想的回答、压低不理想的回答"),
+    "part.summary.pair_loss.apo_zero_unpaired":
+        ("KTO with z0 = 0: raise desirable and lower undesirable responses, each against pi_ref",
+         "z0 = 0 的 KTO：提高理想的回答、压低不理想的回答，各自相对于 pi_ref"),
+    "part.summary.pair_loss.odds_ratio":
+        ("-lam log sigma(log odds+ - log odds-), odds = P / (1 - P): ORPO's odds-ratio term",
+         "-lam log sigma(log odds+ - log odds-)，odds = P / (1 - P)：ORPO 的优势比项"),
 }

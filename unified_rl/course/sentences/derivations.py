@@ -228,7 +228,7 @@ SENTENCES = {
     "(eps = 0 here).":
         "GDPO 先把每个奖励在组内归一化再相加（然后在整个批次上对和再归一化）：离散度大的奖励不再淹没离散度小的奖励。"
         "GC 就是这个优势，与 GRPO 相同（这里 eps = 0）。",
-    # every loss_type of TRL's DPOTrainer (derivations/dpo_losses.py)
+    # every loss_type of TRL's DPOTrainer (parts/pair_losses/)
     "norm = mean: s is the per-token mean log-ratio (eq 12's x), so the GC is dJ/ds, one number per response, "
     "whatever its length.":
         "norm = mean：s 是逐 token 平均的对数比（公式 12 的 x），所以 GC 就是 dJ/ds，每个回答一个数，与回答长度无关。",
@@ -272,6 +272,9 @@ SENTENCES = {
     "norm = sum: x is the sequence log-ratio, as the paper and TRL's KTOTrainer take it, so the GC carries a "
     "factor |o|.":
         "norm = sum：x 是整个序列的对数比，和论文以及 TRL 的 KTOTrainer 一样，所以 GC 带上一个因子 |o|。",
+    "A response's score is one number; its derivative is the same on every token: k = 1 under the mean norm, |o| "
+    "under the sum, whatever the loss of the scores.":
+        "一个回答的分数是一个数；它对每个 token 的导数都相同：mean 归一化下 k = 1，sum 下 k = |o|，与分数的损失无关。",
     # MaxRL's advantage, DRO's policy term (parts/advantages/maxrl.py, parts/policy_terms/dro.py)
     "with one right answer in three, it gets (1 - p) / p = 2 (eps = 0)":
         "三个回答里只有一个正确时，它得到 (1 - p) / p = 2（eps = 0）",
