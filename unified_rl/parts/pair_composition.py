@@ -190,12 +190,8 @@ class PairComposition:
         """(2B, T) GC on `step`, detached, 0 off the mask: 2 a k on every token of each row."""
         v, losses = self._view(step, grad=False)
         v.score, k = PAIR_SCORES[self.scores].gc(v)
-        a1 = a2 = 0.0
-        for name in losses:
-            b1, b2 = PAIR_LOSSES[name].gc(v)
-            a1, a2 = a1 + b1, a2 + b2
-        a = torch.cat([a1 * torch.ones_like(v.s1), a2 * torch.ones_like(v.s2)])  # (2B,) B dJ/ds of each row
-        return out(2 * (a * k)[:, None] * v.mask, v.mask)
+        a = sum(torch.cat(PAIR_LOSSES[name].gc(v)) for name in losses)  # (2B,) B dJ/ds of each row's score
+        return out(2 * (a * k)[:, None] * v.mask, v.mask)  # 2: the surrogate averages 2B rows, J the B pairs
 
     def objective(self, step):
         """J on `step` (maximised): minus the mean over pairs of the losses, each written from its paper."""

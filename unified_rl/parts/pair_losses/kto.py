@@ -62,17 +62,17 @@ def kto_push(x, desirable, z0, beta, lam_d, lam_u):
     return torch.where(desirable > 0, lam_d * push, -lam_u * push)
 
 
-def _push(v, z0):
-    return kto_push(v.s1, v.labels, z0, v.setting("beta"), v.setting("lam_d"), v.setting("lam_u")), \
-        torch.zeros_like(v.s2)  # the mismatched rows only give z0
-
-
 def _kto_gc(v):
-    return _push(v, reference_point(v.s2, v.across))
+    """The labelled half (scores v.s1, labels v.labels) pushed around z0, the mismatched half's mean score."""
+    z0 = reference_point(v.s2, v.across)
+    a = kto_push(v.s1, v.labels, z0, v.setting("beta"), v.setting("lam_d"), v.setting("lam_u"))
+    return a, torch.zeros_like(v.s2)  # the mismatched rows only give z0
 
 
 def _apo_gc(v):
-    return _push(v, 0.0)
+    """KTO's push with z0 = 0: no reference point."""
+    a = kto_push(v.s1, v.labels, 0.0, v.setting("beta"), v.setting("lam_d"), v.setting("lam_u"))
+    return a, torch.zeros_like(v.s2)
 
 
 # the objective's side
