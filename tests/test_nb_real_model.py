@@ -3,6 +3,7 @@ inside its block, the tables read real_model.measure's keys, and our settings ar
 GRPOConfig / DPOConfig where TRL is installed (the bench extra)."""
 
 import tempfile
+import warnings
 
 import pytest
 import torch
@@ -48,7 +49,8 @@ def test_trl_settings_are_ours_and_trl_accepts_them():
     assert g["bf16"] is False and g["use_cpu"] is (not torch.cuda.is_available())  # float32 weights
     pytest.importorskip("trl", reason="TRL is in the bench extra")
     from trl import DPOConfig, GRPOConfig
-    with tempfile.TemporaryDirectory() as out:
+    with tempfile.TemporaryDirectory() as out, warnings.catch_warnings():
+        warnings.simplefilter("error")  # no deprecated name (a FutureWarning in the notebook's output)
         config = GRPOConfig(output_dir=out, report_to="none", **g)
         DPOConfig(output_dir=out, report_to="none", **d)
     assert config.loss_type == "grpo" and config.use_bias_correction_kl is False

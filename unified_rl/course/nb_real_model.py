@@ -157,6 +157,17 @@ def trl_lora(preset):
             "target_modules": LORA_TARGETS, "task_type": "CAUSAL_LM"}
 
 
+def _checkpointing_name():
+    """transformers' name for recomputing activations: `activation_checkpointing` where its TrainingArguments has it
+    (5.x, where `gradient_checkpointing` is a deprecated alias that warns), else `gradient_checkpointing`."""
+    try:
+        from transformers import TrainingArguments
+    except ImportError:
+        return "gradient_checkpointing"
+    names = {f.name for f in dataclasses.fields(TrainingArguments)}
+    return "activation_checkpointing" if "activation_checkpointing" in names else "gradient_checkpointing"
+
+
 def trl_grpo_settings(preset, steps):
     """Our GRPO run's settings as keyword arguments of TRL's `GRPOConfig` (TRL >= 1.0 names).
 
@@ -171,7 +182,7 @@ def trl_grpo_settings(preset, steps):
             "gradient_accumulation_steps": 1, "steps_per_generation": 1, "num_iterations": cfg.epochs,
             "max_completion_length": task.max_new_tokens, "temperature": cfg.temperature, "top_k": 0, "top_p": 1.0,
             "loss_type": "grpo", "scale_rewards": "group", "use_bias_correction_kl": False, "max_grad_norm": 1.0,
-            "weight_decay": 0.0, **trl_warmup(steps), "gradient_checkpointing": bool(
+            "weight_decay": 0.0, **trl_warmup(steps), _checkpointing_name(): bool(
                 preset.llm is not None and preset.llm.grad_checkpointing), **_precision(preset)}
 
 
@@ -186,7 +197,8 @@ def trl_dpo_settings(preset, steps):
     cfg = preset.rl
     return {"max_steps": steps, "learning_rate": cfg.lr, "beta": cfg.dpo_beta, "loss_type": "sigmoid_norm",
             "per_device_train_batch_size": cfg.prompts_per_step, "gradient_accumulation_steps": 1,
-            "max_grad_norm": 1.0, "weight_decay": 0.0, **trl_warmup(steps), **_precision(preset)}
+            "max_grad_norm": 1.0, "weight_decay": 0.0, **trl_warmup(steps), _checkpointing_name(): bool(
+                preset.llm is not None and preset.llm.grad_checkpointing), **_precision(preset)}
 
 
 TRL_DIFFERENCES = {
