@@ -112,6 +112,8 @@ def notebook_12():
         f"{c(g, 'pass_at_k', top)['mean']:+.3f} at K = {top}, where {room['at_ceiling'][-1]} of the {room['questions']} "
         "questions were already at 1)",
         f"over {r['seeds']} seeds",
+        f"so each of the four is *{v(g, 'maj_at_k')['verdict']}*",
+        f"neither method's Maj@{K} nor its Pass@{K} is decided ({v(g, 'maj_at_k')['verdict']})",
         # section 7: bench/trl_graduation.py's measurement
         f"{bench['questions']} questions × {bench['group_size']} replies of SmolLM2, β = {bench['beta']:g}, prompts of "
         f"{bench['prompt_lengths'][0]} and {bench['prompt_lengths'][1]} tokens, so that TRL left-padded "
@@ -123,6 +125,9 @@ def notebook_12():
         f"{bench['max_rel_diff_our_eps_1e-6']:.1e} of the gradient above",
         f"for the experiment's {b['grpo_steps']} steps the two schedules are the same",
     ]
+    assert len({str(v(arm, key)["verdict"]) for arm in (g, d) for key in ("maj_at_k", "pass_at_k")}) == 1  # "each of the four"
+    assert all(c(arm, "maj_at_k", K)["seeds_ci"][0] > 0 for arm in (g, d))  # "read alone, ... would be raised"
+    assert c(g, "pass_at_k", 1)["seeds_ci"][0] < 0 < c(d, "pass_at_k", 1)["seeds_ci"][0]  # "reaches below 0 ... does not"
     assert all(x > 0 for arm in (g, d) for k in ks for x in c(arm, "maj_at_k", k)["per_seed"])  # "on every seed at every K"
     assert all(x > 0 for arm in (g, d) for x in seeds(arm, 1))  # "Pass@1 rose on every seed too"
     assert b["grpo_steps"] == b["dpo_steps"]  # "8 training steps each"
@@ -175,7 +180,10 @@ def notebook_07():
         f"mid-range Maj@{K} ({min(v['sft_maj_per_seed']):.3f} to {max(v['sft_maj_per_seed']):.3f}), GRPO on SFT questions "
         f"raised Maj@{K} by {pm(f'RL - SFT, Maj@{K}').replace(' +/- ', ' ± ')} on every seed",
         f"and Pass@{K} by {pm(f'RL - SFT, Pass@{K}').replace(' +/- ', ' ± ')} on every seed",
+        f"on every seed ({v['maj_at_k']['verdict']}, by the course's verdict rule)",
+        f"leaves undecided ({v['pass_at_k']['verdict']})",
     ]
+    assert alone[0] > 0 and v["maj_at_k"]["interval"][0] > 0 > v["pass_at_k"]["interval"][0]
     frags += [f"| {x.replace(' +/- ', ' ± ')} " for x in _table_07(h)]
     assert v["mid_range_start"] and all(x > 0 for key in ("maj_at_k", "pass_at_k") for x in v[key]["per_seed"])
     assert full["pass_at_k_rl_below_sft_from_k"] is None  # "never below SFT's for K <= 64"
