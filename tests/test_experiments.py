@@ -33,7 +33,8 @@ def _finite(x):
 def test_registry_names_every_experiment():
     assert set(EXPERIMENTS) == {"figure7", "data-source", "noisy-reward", "reward-function", "policy-family",
                                 "preference-family", "real-model",
-                                "policy-family-peers"}  # the methods TRL and verl ship
+                                "policy-family-peers",  # the methods TRL and verl ship
+                                "teachers", "stale-samples", "sampler-precision", "real-model-opd"}  # the 2026 field's
 
 
 @pytest.mark.slow  # an end-to-end run of the experiment at the tiny preset
