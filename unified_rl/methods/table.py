@@ -80,8 +80,8 @@ def recompose(name=None, **axes):
         return compose(**axes)
     rows = {r.name: r for r in ROWS}
     if name not in rows:
-        raise ValueError(f"{name!r} is not a composition of parts (the preference family is not yet); the "
-                         f"compositions: {', '.join(rows)}")
+        raise ValueError(f"{name!r} is not a composition of the policy-gradient parts (the preference family has "
+                         f"axes of its own: parts.compose_pairs); the compositions: {', '.join(rows)}")
     if not axes:
         return rows[name].method()
     row = rows[name]
