@@ -250,3 +250,31 @@ def test_every_part_passes_the_model_oracle_in_a_composition_that_sees_it(monkey
     unseen = {part: diffs[key] for part, key in slipped.items() if diffs[key] < 1e-6}
     assert not unseen, unseen
     assert set(slipped) == {(r.axis, n) for r in (PAIR_SCORES, PAIR_LOSSES) for n in r if "~" not in n}
+
+
+def test_sfts_token_mean_is_the_whole_batchs_on_split_ranks():
+    """sft under the sum norm averages over every chosen token of the batch (TRL's): two simulated ranks, each
+    holding two of the four pairs, their chosen responses 1 and 2 tokens long on one rank and 4 and 5 on the other,
+    give the rows one process gives; with each rank's own mean length (the control, World.local_normalisers) they
+    differ by far more than round-off, by construction."""
+    from unified_rl import distributed
+    T = 5
+    lengths = [1, 2, 4, 5, 3, 3, 3, 3]  # the chosen rows of both ranks, then their rejected partners
+    mask = torch.tensor([[1.0] * n + [0.0] * (T - n) for n in lengths], dtype=torch.float64)
+    logp = -torch.rand(8, T, generator=torch.Generator().manual_seed(0), dtype=torch.float64) * mask
+    m = methods.METHODS["dpo"]
+    hp = dataclasses.replace(m.hparams, dpo_loss="sft", dpo_norm="sum")
+
+    def gc(rows, across):
+        return m.coefficient(step_from_tensors(logp[rows], mask[rows], RLConfig(), logp_ref=logp[rows] - 0.1,
+                                               hp=hp, across=across))
+    whole = gc(list(range(8)), None)
+    shares = {0: [0, 1, 4, 5], 1: [2, 3, 6, 7]}  # each rank: its chosen rows, then their rejected partners
+
+    def ranks():
+        r = distributed.current().rank
+        return gc(shares[r], distributed.across())
+    for local, same in ((False, True), (True, False)):
+        got = distributed.simulate(ranks, 2, local_normalisers=local)
+        gap = max(float((got[r] - whole[shares[r]]).abs().max()) for r in (0, 1))
+        assert (gap < 1e-12) if same else (gap > 0.1 * float(whole.abs().max())), (local, gap)
