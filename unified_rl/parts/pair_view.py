@@ -10,7 +10,6 @@ part's setting by the part's own field name, whatever the method calls it (DPO's
 IPO's is ipo_tau): `PairComposition.setting_name`.
 """
 
-import dataclasses
 from dataclasses import dataclass
 from typing import Any, NamedTuple, Optional
 
@@ -111,11 +110,6 @@ class PairView:
         if not ((labels == 0) | (labels == 1)).all():
             raise ValueError("desirable must contain only 0 and 1 (the labelled rows' rewards: undesirable / desirable)")
         return labels
-
-
-def replaced(v, **changes):
-    """The view with some fields changed (a test's planted slip, a forced norm)."""
-    return dataclasses.replace(v, **changes)
 
 
 def stack_pairs(logp_chosen, logp_ref_chosen, mask_chosen, logp_rejected, logp_ref_rejected, mask_rejected,
