@@ -151,7 +151,8 @@ def cmd_methods(args):
     for axis, parts in known["parts"].items():  # one line per part: name (aliases), what it does, its settings
         if not parts:
             continue
-        print(f"\n{axis}:")
+        print(f"\n{axis}" + (" (the preference family's, composed in Python: parts.compose_pairs)"
+                              if axis.startswith("pair_") else "") + ":")
         width = max(len(p["name"]) for p in parts)
         for p in parts:
             also = f" (also {', '.join(p['aliases'])})" if p["aliases"] else ""
