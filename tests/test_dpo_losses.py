@@ -1,7 +1,7 @@
 """Every loss_type of TRL's DPOTrainer (a page each: parts/pair_losses/) against its objective, its derivation and
 the model oracle; each planted slip in a GC must be caught. TRL's own code is the oracle in test_trl_preference.py.
 
-The coefficient and the objective are independent: autograd of J (objectives/dpo_losses.py, the papers'
+The coefficient and the objective are independent: autograd of J (each loss page's objective, the papers'
 losses) must equal the gradient of eq 5's surrogate with the hand-derived GC, on ragged float64 pairs,
 for both conventions (per-token mean and summed log-ratios) and at margins small and large (past hinge's
 1/beta and EXO's, NCA's and IPO's targets).

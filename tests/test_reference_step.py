@@ -265,7 +265,7 @@ def ref_maxrl(c):  # MaxRL (arXiv 2602.02710): (r - p) / p, p the group's succes
 
 
 # ---- TRL 1.16's DPO loss types, each from its paper's loss (arXiv numbers in
-# objectives/dpo_losses.py), on summed (the papers') or per-token mean (eq 12's) log-ratios
+# parts/pair_losses/), on summed (the papers') or per-token mean (eq 12's) log-ratios
 
 def ref_dpo_loss(c):
     hp, b = c.hp, c.cfg.dpo_beta
