@@ -93,8 +93,9 @@ def test_a_planted_change_to_a_measured_number_or_a_typed_verdict_is_caught(name
     assert not ok and "headline" in keys and "accuracy" in keys
     typed = copy.deepcopy(r)
     label = next(iter(typed["verdicts"]))
-    typed["headline"][f"verdict, {label}"] = typed["headline"][f"verdict, {label}"].rsplit(")", 1)[0] + ") raised"
-    typed["verdicts"][label]["verdict"] = "raised" if r["verdicts"][label]["verdict"] != "raised" else "lowered"
+    word = "raised" if r["verdicts"][label]["verdict"] != "raised" else "lowered"  # a word the numbers do not give
+    typed["headline"][f"verdict, {label}"] = typed["headline"][f"verdict, {label}"].rsplit(")", 1)[0] + f") {word}"
+    typed["verdicts"][label]["verdict"] = word
     ok, keys = field_arms.agrees(typed, MODULES[name].derive)
     assert not ok and {"headline", "verdicts"} <= set(keys)
 
