@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 import torch
+from hypothesis import settings
 
 from unified_rl.sampling import rollout_from_texts
 from unified_rl.task import TaskConfig, make_problem
@@ -35,6 +36,12 @@ def batch(tok):
              make_problem((1, 2, 3), TaskConfig(1, 3))]
     return rollout_from_texts(tok, probs, [p.solution for p in probs])
 
+
+# Property tests draw the same examples on every run and keep no example database between runs: a fresh clone's
+# `make test` meets what this machine met (HYPOTHESIS_PROFILE=explore draws new examples, to hunt for bugs).
+settings.register_profile("repeatable", derandomize=True, database=None)
+settings.register_profile("explore", derandomize=False, database=None)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "repeatable"))
 
 _EARLY, _SAVED = None, {}  # the folder pytest_configure made for the caches written while tests are imported
 IMPORT_TIME_CACHES = {"MPLCONFIGDIR": "matplotlib", "IPYTHONDIR": "ipython", "XDG_CACHE_HOME": "xdg-cache",

@@ -136,8 +136,9 @@ def grad_S(logp, coef, mask):
 def check(J_paper, coef, J_parts, d):
     """The coefficient's gradient and the composition's J's gradient both equal the paper's J's."""
     want = grad_of(J_paper, d["logp"])
-    assert (want - grad_S(d["logp"], coef, d["mask"])).abs().max().item() <= TOL, "coefficient != paper's J"
-    assert (want - grad_of(J_parts, d["logp"])).abs().max().item() <= TOL, "composition's objective != paper's J"
+    tol = TOL * max(1.0, want.abs().max().item())  # float64 rounding grows with the gradient (an std near 0 divides)
+    assert (want - grad_S(d["logp"], coef, d["mask"])).abs().max().item() <= tol, "coefficient != paper's J"
+    assert (want - grad_of(J_parts, d["logp"])).abs().max().item() <= tol, "composition's objective != paper's J"
 
 
 # ---------------------------------------------------------------- each method against its paper
