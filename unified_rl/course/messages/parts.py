@@ -133,8 +133,8 @@ MESSAGES = {
         ("each response's token sum (log pi(o|q)), then the mean over responses",
          "先对每个回答的 token 求和（log pi(o|q)），再在回答之间取平均"),
     "part.summary.aggregation.seq-mean-token-sum-norm":
-        ("the batch's token sum over a constant L (no 1/B)",
-         "整个批次的 token 之和除以常数 L（不乘 1/B）"),
+        ("the mean over responses of each token sum over a constant L",
+         "每个回答的 token 之和除以常数 L，再在回答之间取平均"),
     "part.summary.aggregation.group-token-mean":
         ("every token of a question's group weighs the same, then the mean over groups",
          "同一问题的一组回答中每个 token 的权重相同，再在组之间取平均"),
