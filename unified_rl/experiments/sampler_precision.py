@@ -63,8 +63,8 @@ class Budget:
     """the samplers whose ratio to the learner is measured"""
     train_dtype: str = "q4_1"
     """the sampler of the GRPO arms none, tis and mis"""
-    arms: tuple = ("same", "none", "tis", "mis")
-    """GRPO with the learner as sampler, and with the train_dtype sampler uncorrected, with TIS, with MIS"""
+    arms: tuple = ("none", "tis", "mis", "same")
+    """GRPO with the train_dtype sampler uncorrected, with TIS, with MIS, and with the learner as its sampler"""
     steps: int = 8
     """GRPO steps per arm"""
     prompts_per_step: int = 2
