@@ -91,4 +91,14 @@ SENTENCES = {
     "base model": "基座模型",
     "Figure 7 on SmolLM2-135M-Instruct: {seeds} seed(s), {n} held-out sums, {samples} samples, T = {temperature}":
         "SmolLM2-135M-Instruct 上的图 7：{seeds} 个随机种子，{n} 道留出加法题，{samples} 个样本，T = {temperature}",
+    # experiments/field_arms.py, teachers.py, stale_samples.py: the 2026 field's figures (notebook 13)
+    "held-out greedy accuracy difference (95 % interval over seeds)": "留出集贪心准确率之差（跨随机种子的 95 % 区间）",
+    "tokens sampled": "已采样的 token 数",
+    "greedy accuracy (eval questions)": "贪心准确率（评估问题）",
+    "accuracy per sampled token": "每个采样 token 的准确率",
+    "Teachers on the lab: {seeds} seed(s), {steps} steps per arm, a {teacher}-step GRPO teacher":
+        "实验环境中的教师模型：{seeds} 个随机种子，每个实验组 {steps} 步，教师是训练了 {teacher} 步的 GRPO 模型",
+    "sampler lag (steps)": "采样器的滞后（步）",
+    "GRPO, {steps} steps, on stale samples": "在陈旧样本上的 GRPO，{steps} 步",
+    "Stale samples on the lab: {seeds} seed(s)": "实验环境中的陈旧样本：{seeds} 个随机种子",
 }
