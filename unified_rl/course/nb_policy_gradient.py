@@ -7,7 +7,8 @@
 - `kl_markdown`: kl.study's exact comparison as a table.
 - `raw_grad_norms`: each method's gradient norm on one batch before the trainer's clip at norm 1.
 - `comparison_table` / `findings`: the policy-family experiment's result, as a table and as the
-  sentences the notebook states about it (each computed from the table, none typed by hand).
+  sentences the notebook states about it (each computed from the result, none typed by hand; the
+  verdicts are the course's rule's, through `readings`).
 - `arms`: a progress bar over the arms a training cell runs (each takes seconds to minutes).
 Every number comes from the package (`advantages`, `coefficients`, `kl.study`, `experiments`).
 """
@@ -25,7 +26,7 @@ from unified_rl.data import GivenBatch
 from unified_rl.methods import METHODS
 from unified_rl.paradigm import step_from_tensors, surrogate_loss
 from unified_rl.parts import View, aggregations
-from unified_rl.course import parts_text
+from unified_rl.course import parts_text, readings
 from unified_rl.course.i18n import t
 from unified_rl.wiring import policy_logp
 
@@ -129,48 +130,39 @@ def versus(result, arm, base="grpo"):
 
 def comparison_table(result):
     """The policy-family result as Markdown: accuracy, its paired difference to GRPO, lengths, zero-GC
-    tokens and samples per step, mean +- std over seeds."""
+    tokens and samples per step, mean +- std over seeds (described; `readings.table` has the verdicts)."""
     rows = [t("nb.pg.table_head"), "|---|---:|---:|---:|---:|---:|---:|"]
     for arm in result["arms"]:
         tab = result["table"][arm]
         wrong = f"{tab['len_wrong']['mean']:.2f}" if tab["len_wrong"] else "-"
         right = f"{tab['len_right']['mean']:.2f}" if tab["len_right"] else "-"
         d, mean, std = versus(result, arm)
-        wins = t("nb.pg.wins", ahead=int((d > 0).sum()), n=len(d)) if arm != "grpo" else ""
         rows.append(f"| `{arm}` | {tab['accuracy']['mean']:.3f} ± {tab['accuracy']['std']:.3f} | "
-                    f"{mean:+.3f} ± {std:.3f}{wins} | {tab['len_first']['mean']:.2f} -> "
+                    f"{mean:+.3f} ± {std:.3f} | {tab['len_first']['mean']:.2f} -> "
                     f"{tab['len_last10']['mean']:.2f} | {wrong} / {right} | {tab['zero_gc_frac']['mean']:.2f} | "
                     f"{tab['samples_per_step']['mean']:.0f} |")
     return "\n".join(rows)
 
 
-def _d(result, arm, base="grpo"):
-    d, mean, std = versus(result, arm, base)
-    return f"{mean:+.3f} ± {std:.3f}", int((d > 0).sum()), len(d)
-
-
 def findings(result):
-    """The sentences notebook 10 states about the policy-family result, each computed from `result`."""
-    tab, arms, out = result["table"], [a for a in result["arms"] if a != "grpo"], []
+    """The sentences notebook 10 states about a policy-family result, each computed from `result`: the
+    verdicts of the course's rule (`readings`: each arm minus GRPO on the same seed, and Dr. GRPO's
+    aggregations against its seq-mean-token-mean arm, read together), then what the table describes."""
+    tab, out = result["table"], []
+    decided = readings.decide(result)
     sft = result["sft"]
     out.append(t("nb.pg.sft_range", lo=sft["min"], hi=sft["max"]))
-    groups = {"ahead": [], "behind": [], "both": []}
-    for arm in sorted(arms, key=lambda a: versus(result, a)[1]):
-        text, ahead, n = _d(result, arm)
-        key = "ahead" if ahead == n else "behind" if ahead == 0 else "both"
-        groups[key].append(f"`{arm}` {text}" + (t("nb.pg.ahead_on", ahead=ahead, n=n) if 0 < ahead < n else ""))
-    for key, items in groups.items():
-        out.append(t("nb.pg.group", label=t(f"nb.pg.group.{key}"), n=len(items),
-                     items=t("nb.pg.list_sep").join(items) if items else t("nb.pg.none")))
+    out += readings.summary(decided)
     std_only = "dr-grpo (seq-mean-token-mean)"
-    if std_only in tab and "dr-grpo (token-mean)" in tab:
-        out.append(t("nb.pg.dr_grpo", std_only=std_only, std=_d(result, std_only)[0],
-                     token_mean=_d(result, "dr-grpo (token-mean)", std_only)[0],
-                     constant=_d(result, "dr-grpo", std_only)[0]))
+    against = [n for n in decided if n.endswith(readings.MINUS + std_only)]
+    if against:
+        out.append(t("nb.pg.dr_grpo", std_only=std_only, std=readings.said(decided[std_only + readings.MINUS + "grpo"]),
+                     items=t("nb.pg.list_sep").join(f"{readings.label(n)} {readings.said(decided[n])}"
+                                                    for n in against)))
     if "dapo" in tab:
         per_step = tab["dapo"]["samples_per_step"]["mean"]
         out.append(t("nb.pg.dapo", samples=per_step, rows=result["rows_per_step"],
-                     factor=per_step / result["rows_per_step"]))
+                     factor=per_step / result["rows_per_step"], said=readings.said(decided["dapo" + readings.MINUS + "grpo"])))
     clip = {a: max(s["runs"][a]["clip_frac"] for s in result["per_seed"]) for a in result["arms"]}
     worst = max(clip, key=clip.get)
     out.append(t("nb.pg.clip", pct=100 * clip[worst], worst=worst))

@@ -5,7 +5,8 @@ one synthetic batch laid out as its data source lays it out; the plots and table
 notebook's runs (fixed pairs measured with `nb_dpo.probed`) or the shipped equal-budget comparison
 (experiments/preference_family.py). `generated_per_step` counts the samples each data source draws,
 `gc_falloff` how far each GC has fallen at the margins reached, `kto_regime` where KTO's z sits in a
-run, and `findings` the sentences the notebook states about the shipped comparison, each computed.
+run, and `findings` the sentences the notebook states about the shipped comparison, each computed (its
+verdicts are the course's rule's, through `readings`).
 """
 
 import contextlib
@@ -15,6 +16,7 @@ import matplotlib.pyplot as plt
 import torch
 
 from unified_rl import coefficients
+from unified_rl.course import readings
 from unified_rl.course.i18n import t
 from unified_rl.course.nb_policy_gradient import arms  # noqa: F401 (the training cell's progress bar)
 from unified_rl.course.plots import draw_coefficients
@@ -219,33 +221,38 @@ def alignment_findings(result):
                  cos=_pm(al['dpo']['cos_mean'], 2, '+')))
     out.append(t("nb.pref.lowered", sft=_pm(result['alignment_sft']['x_plus_lowered'], 2),
                  fast=_pm(al['dpo-fast']['x_plus_lowered'], 2)))
+    ipo = readings.decide(result).get("ipo" + readings.MINUS + "dpo-fast")
     out.append(t("nb.pref.x_end", orpo=_pm(end['orpo']['x_chosen'], 3, '+'),
                  sft=_pm(end['sft-on-chosen']['x_chosen'], 3, '+'), ipo=_pm(end['ipo']['x_chosen'], 3, '+'),
-                 acc_ipo=_pm(result['accuracy']['ipo']), acc_fast=_pm(result['accuracy']['dpo-fast'])))
+                 acc_ipo=_pm(result['accuracy']['ipo']), acc_fast=_pm(result['accuracy']['dpo-fast']),
+                 said=readings.said(ipo) if ipo else t("nb.pg.none")))
     return out
 
 
 def findings(result):
-    """Section 8's sentences about the shipped comparison, each computed from `result`."""
+    """Section 8's sentences about the shipped comparison, each computed from `result`: the verdicts of the
+    course's rule (`readings`: each arm minus DPO on the same seed, ORPO minus SFT on the chosen answers, IPO
+    minus DPO at IPO's rate, read together), then what the per-seed numbers describe."""
     acc, seeds, out = result["accuracy"], result["per_seed"], []
+    decided = readings.decide(result)
+    pair = lambda a, b: decided[a + readings.MINUS + b]  # noqa: E731
     sft = [s["sft"] for s in seeds]
     out.append(t("nb.pref.sft_seeds", accs=" / ".join(f"{a:.3f}" for a in sft)))
+    out += readings.summary(decided)
     four = ("dpo", "ipo", "simpo", "kto")
-    means = [acc[a]["mean"] for a in four]
-    out.append(t("nb.pref.four", accs=", ".join(_pm(acc[a]) for a in four), span=max(means) - min(means),
-                 std=min(acc[a]['std'] for a in four)))
+    out.append(t("nb.pref.four", accs=", ".join(_pm(acc[a]) for a in four)))
     strong = max(range(len(seeds)), key=lambda i: sft[i])
     weak = [i for i in range(len(seeds)) if i != strong]
     lifts = [seeds[i]["arms"][a]["accuracy"] - sft[i] for i in weak for a in four]
     after = [seeds[strong]["arms"][a]["accuracy"] for a in four]
     out.append(t("nb.pref.lifted", lo=min(lifts), hi=max(lifts), seed=seeds[strong]['seed'], sft=sft[strong],
                  after_lo=min(after), after_hi=max(after)))
-    ahead = sum(s["arms"]["orpo"]["accuracy"] > s["arms"]["sft-on-chosen"]["accuracy"] for s in seeds)
     out.append(t("nb.pref.orpo", orpo=_pm(acc['orpo']), strong=seeds[strong]['arms']['orpo']['accuracy'],
-                 sft=_pm(acc['sft-on-chosen']), ahead=ahead, n=len(seeds)))
+                 sft=_pm(acc['sft-on-chosen']), said=readings.said(pair("orpo", "sft-on-chosen"))))
     below = sum(s["arms"]["dpo-fast"]["accuracy"] < s["arms"]["dpo"]["accuracy"] for s in seeds)
     peaks = [max(s["arms"]["dpo-fast"]["curve"], key=lambda p: p[1])[0] for s in seeds]
-    out.append(t("nb.pref.fast", acc=_pm(acc['dpo-fast']), below=below, n=len(seeds), lo=min(peaks), hi=max(peaks)))
+    out.append(t("nb.pref.fast", acc=_pm(acc['dpo-fast']), said=readings.said(pair("dpo-fast", "dpo")), below=below,
+                 n=len(seeds), lo=min(peaks), hi=max(peaks)))
     return out
 
 

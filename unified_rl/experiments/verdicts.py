@@ -1,6 +1,7 @@
 """The course's one verdict rule: when a change "trained model minus the model it started from" is called
 raised, lowered, no change or no clear change. Figure 7 on the lab (`figure7`), Figure 7 on SmolLM2
-(`real_model`), notebooks 07 and 12 and the README read their verdicts from here; none is typed.
+(`real_model`), notebooks 07 and 12 and the README read their verdicts from here, notebooks 08, 10 and 11
+through `course/readings.py` (one primary metric per experiment); none is typed.
 
 1. The seed is the unit. Each seed re-runs the training (in the lab its SFT model too) and its own
    sampling, so a seed's difference (its mean over the held-out questions) carries every source of noise

@@ -121,26 +121,19 @@ MESSAGES.update({
                          "answers at the end | tokens with GC = 0 | samples per step |",
                          "| 组 | 留出集准确率 | 减去 GRPO（同一种子） | 长度：第一步 -> 最后 10 步 | 结束时错误 / 正确答案的长度 "
                          "| GC = 0 的 token | 每步样本数 |"),
-    "nb.pg.wins": (" ({ahead} of {n} ahead)", "（{n} 个中领先 {ahead} 个）"),
     "nb.pg.sft_range": ("Each seed starts from its own SFT model, which scores {lo:.3f} to {hi:.3f} held out: "
                         "compare each arm with GRPO on the same seed.",
                         "每个种子从它自己的 SFT 模型出发，其留出集得分为 {lo:.3f} 到 {hi:.3f}：请在同一种子上把每一组与 GRPO 比较。"),
-    "nb.pg.ahead_on": (" (ahead on {ahead} of {n})", "（{n} 个中领先 {ahead} 个）"),
-    "nb.pg.group": ("**{label}** ({n} arms): {items}.", "**{label}**（{n} 组）：{items}。"),
-    "nb.pg.group.ahead": ("Ahead of GRPO on every seed", "在每个种子上都领先 GRPO"),
-    "nb.pg.group.behind": ("Behind GRPO on every seed", "在每个种子上都落后 GRPO"),
-    "nb.pg.group.both": ("On both sides of GRPO", "在 GRPO 两侧都有"),
     "nb.pg.list_sep": (", ", "，"),
     "nb.pg.none": ("none", "无"),
-    "nb.pg.dr_grpo": ("The three Dr. GRPO arms share its advantage (no std) and differ only in aggregation. "
-                      "`{std_only}` against GRPO isolates the std: {std}; token-mean against it: {token_mean}; "
-                      "the constant L (Dr. GRPO itself) against it: {constant}.",
-                      "三个 Dr. GRPO 组共用它的优势（不除以标准差），只在聚合方式上不同。"
-                      "`{std_only}` 对比 GRPO 单独体现了标准差的作用：{std}；token-mean 对比它：{token_mean}；"
-                      "常数 L（即 Dr. GRPO 本身）对比它：{constant}。"),
+    "nb.pg.dr_grpo": ("The Dr. GRPO arms share its advantage (no std) and differ only in aggregation. "
+                      "`{std_only}` against GRPO isolates the std: {std}; each other aggregation against it: {items}.",
+                      "几个 Dr. GRPO 组共用它的优势（不除以标准差），只在聚合方式上不同。"
+                      "`{std_only}` 对比 GRPO 单独体现了标准差的作用：{std}；其他每种聚合方式对比它：{items}。"),
     "nb.pg.dapo": ("DAPO's dynamic sampling generated {samples:.0f} samples per step for the {rows} it trained on "
-                   "({factor:.1f}x).",
-                   "DAPO 的动态采样每步生成 {samples:.0f} 个样本，用于它训练的 {rows} 个（{factor:.1f} 倍）。"),
+                   "({factor:.1f}x); its accuracy minus GRPO's: {said}.",
+                   "DAPO 的动态采样每步生成 {samples:.0f} 个样本，用于它训练的 {rows} 个（{factor:.1f} 倍）；"
+                   "它的准确率减去 GRPO 的：{said}。"),
     "nb.pg.clip": ("Clip fraction (tokens whose ratio left [1 - ε, 1 + ε] on a batch's last update), averaged over "
                    "a run's steps: at most {pct:.2f} % for any run (`{worst}`). It is a mean over the "
                    "steps, not a bound on each: the live runs above print their first step beside their mean.",

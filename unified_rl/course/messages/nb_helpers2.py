@@ -25,26 +25,25 @@ MESSAGES = {
                          "结束时更低，最终为 {x_plus}，有 {below} 的偏好对低于零（余弦 {cos}）。"),
     "nb.pref.lowered": ("Pairs whose x⁺ a plain-gradient DPO step would lower: {sft} at the SFT model, {fast} after DPO at 2e-5.",
                         "一步普通梯度的 DPO 会降低其 x⁺ 的偏好对：在 SFT 模型处为 {sft}，以 2e-5 做 DPO 之后为 {fast}。"),
-    "nb.pref.x_end": ("x⁺ at the end: ORPO {orpo}, SFT on the chosen answers {sft}, IPO {ipo}; "
-                      "held-out accuracy IPO {acc_ipo}, DPO at IPO's rate {acc_fast}.",
-                      "结束时的 x⁺：ORPO {orpo}，在被选中答案上做 SFT {sft}，IPO {ipo}；"
-                      "留出集准确率 IPO {acc_ipo}，以 IPO 的学习率做 DPO {acc_fast}。"),
+    "nb.pref.x_end": ("x⁺ at the end: ORPO {orpo}, SFT on the chosen answers {sft}, IPO {ipo}; held-out accuracy "
+                      "IPO {acc_ipo}, DPO at IPO's rate {acc_fast}; IPO minus it on the same seed: {said}.",
+                      "结束时的 x⁺：ORPO {orpo}，在被选中答案上做 SFT {sft}，IPO {ipo}；留出集准确率 IPO {acc_ipo}，"
+                      "以 IPO 的学习率做 DPO {acc_fast}；同一随机种子上 IPO 减去它：{said}。"),
     "nb.pref.sft_seeds": ("SFT models of the seeds: {accs} held-out accuracy.", "各种子的 SFT 模型的留出集准确率：{accs}。"),
-    "nb.pref.four": ("DPO, IPO, SimPO, KTO: {accs}; their means span {span:.3f}, less than the smallest of their "
-                     "stds over seeds ({std:.3f}).",
-                     "DPO、IPO、SimPO、KTO：{accs}；它们的均值相差 {span:.3f}，小于它们在各种子上的标准差中最小的那个（{std:.3f}）。"),
+    "nb.pref.four": ("DPO, IPO, SimPO, KTO: {accs} (mean ± std over the seeds).",
+                     "DPO、IPO、SimPO、KTO：{accs}（各随机种子上的均值 ± 标准差）。"),
     "nb.pref.lifted": ("Those four lifted the weaker SFT models by {lo:.2f} to {hi:.2f}; on the strong one "
                        "(seed {seed}: {sft:.3f}) they ended at {after_lo:.3f} to {after_hi:.3f}.",
-                       "这四种方法把较弱的 SFT 模型提高了 {lo:.2f} 到 {hi:.2f}；在较强的那个上"
+                       "这四种方法使较弱的 SFT 模型的准确率上升了 {lo:.2f} 到 {hi:.2f}；在较强的那个上"
                        "（种子 {seed}：{sft:.3f}）它们最终为 {after_lo:.3f} 到 {after_hi:.3f}。"),
     "nb.pref.orpo": ("ORPO {orpo} (strong seed {strong:.3f}); SFT on the chosen answers alone (ORPO with λ = 0) {sft}; "
-                     "ORPO ahead of it on {ahead} of {n} seeds.",
+                     "ORPO minus it on the same seed: {said}.",
                      "ORPO {orpo}（强种子 {strong:.3f}）；只在被选中答案上做 SFT（λ = 0 的 ORPO）{sft}；"
-                     "ORPO 在 {n} 个种子中的 {ahead} 个上领先于它。"),
-    "nb.pref.fast": ("DPO at 2e-5 {acc}, below DPO at its own rate on {below} of {n} seeds; its held-out accuracy "
-                     "peaked at step {lo:.0f} to {hi:.0f}.",
-                     "以 2e-5 做 DPO {acc}，在 {n} 个种子中的 {below} 个上低于以它自己学习率做的 DPO；它的留出集准确率"
-                     "在第 {lo:.0f} 到 {hi:.0f} 步达到峰值。"),
+                     "同一随机种子上 ORPO 减去它：{said}。"),
+    "nb.pref.fast": ("DPO at 2e-5 {acc}; minus DPO at its own rate on the same seed: {said}, below it on {below} of "
+                     "{n} seeds (a description, not a verdict); its held-out accuracy peaked at step {lo:.0f} to {hi:.0f}.",
+                     "以 2e-5 做 DPO {acc}；同一随机种子上减去以它自己学习率做的 DPO：{said}，在 {n} 个种子中的 {below} 个上"
+                     "低于它（这是描述，不是结论）；它的留出集准确率在第 {lo:.0f} 到 {hi:.0f} 步达到峰值。"),
 }
 
 # nb_peers.py: what a TRL / verl config means here
@@ -142,4 +141,17 @@ MESSAGES.update({
                         "在被选中回答上是 SFT 的常数 1（TRL：对批次中所有被选中 token 取一个平均）；不用 $\\pi_{{ref}}$，被拒绝回答上为 0"),
     "nb.pref.map.sigmoid_norm": ("the default here: DeepSeekMath's eq 12-14 on per-token means",
                                  "这里的默认值：DeepSeekMath 的公式 12–14，用逐 token 平均"),
+})
+
+# readings.py: the verdicts notebooks 08, 10 and 11 read from their shipped runs (the course's one rule)
+MESSAGES.update({
+    "nb.read.head": ("| comparison, same seed | per seed | mean | simultaneous interval (level, m) | verdict |",
+                     "| 比较（同一随机种子） | 每个随机种子 | 均值 | 联合区间（置信水平，m） | 结论 |"),
+    "nb.read.said": ("{mean} {interval} ({verdict})", "{mean} {interval}（{verdict}）"),
+    "nb.read.rule": ("By the course's verdict rule: {m} comparisons read together over {n} seeds, each simultaneous "
+                     "interval at {level}: the mean ± {each:.2f} standard errors (one interval alone at 95 % would "
+                     "take {alone:.2f}); no change only inside ±{margin}.",
+                     "按课程的结论规则：{m} 个比较一起读，跨 {n} 个随机种子，每个联合区间的置信水平为 {level}："
+                     "均值 ± {each:.2f} 个标准误（单独一个 95 % 区间只需 {alone:.2f} 个）；只有落在 ±{margin} 之内才是没有变化。"),
+    "nb.read.group": ("**{word}** ({n} of {m}): {items}.", "**{word}**（{m} 个中的 {n} 个）：{items}。"),
 })
