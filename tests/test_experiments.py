@@ -11,6 +11,7 @@ import subprocess
 import sys
 
 import _quoted_numbers as _q
+import _quoted_readings as _r
 import numpy as np
 import pytest
 
@@ -448,6 +449,110 @@ def test_the_results_page_quotes_the_real_model_run_and_every_number_is_accounte
     _census(*_q.results_page())
 
 
+def _census_readings(text, fragments, allowed):
+    _census(text, fragments, allowed)
+    typed = _r.typed_verdicts(text, fragments)
+    assert not typed, f"verdicts typed outside what the shipped result and the rule give: {typed}"
+
+
+def test_notebook_10_quotes_the_policy_family_verdicts_and_every_number_is_accounted_for():
+    """Every number, verdict word and sign count in notebook 10's policy-family readings (sections 11 and 13, the
+    summary) is a fragment rebuilt from the shipped results through verdicts.family, or a budget's or the rule's
+    number; no "every seed" or verdict word stands outside them."""
+    _census_readings(*_r.notebook_10())
+
+
+def test_notebook_11_quotes_the_preference_family_verdicts_and_every_number_is_accounted_for():
+    """Sections 7 and 8 of notebook 11: as notebook 10's readings (the 8 comparisons read together)."""
+    _census_readings(*_r.notebook_11())
+
+
+def test_notebook_08_quotes_its_three_runs_verdicts_and_every_number_is_accounted_for():
+    """The cells of notebook 08 that read the shipped data-source, noisy-reward and reward-function runs (and its
+    summary): every number, verdict and sign count is a fragment rebuilt from the runs, or a budget's or the rule's."""
+    _census_readings(*_r.notebook_08())
+
+
+GLOSSARY_VERDICTS = {"raised": "提高了", "lowered": "降低了", "no change": "没有变化", "no clear change": "没有明确变化"}
+PRINTED = {"policy-family": ("10_beyond_grpo", "full"), "policy-family-peers": ("10_beyond_grpo", "shipped_peers"),
+           "preference-family": ("11_preference_family", "result"), "data-source": ("08_more_effective_rl", "decided"),
+           "noisy-reward": ("08_more_effective_rl", "decided"), "reward-function": ("08_more_effective_rl", "decided")}
+
+
+def _code(notebook):
+    with open(os.path.join(os.path.dirname(os.path.dirname(__file__)), "course", f"{notebook}.ipynb")) as f:
+        return "\n".join("".join(c["source"]) for c in json.load(f)["cells"] if c["cell_type"] == "code")
+
+
+@pytest.mark.parametrize("name", list(PRINTED))
+def test_the_verdicts_notebooks_08_10_and_11_print_are_verdicts_family_on_the_shipped_seeds(name):
+    """The verdict table and sentences a notebook prints for a shipped run are `verdicts.family` over the comparisons
+    typed in _quoted_readings (m of them), on per-seed numbers read here from the JSON: the same per-seed differences,
+    interval, level, m and word, in English, and in the glossary's Chinese words in the twin. A verdict typed into the
+    table, a comparison dropped from the family (a smaller m) or a sign count standing in for a verdict fails."""
+    from unified_rl.course import nb_policy_gradient, nb_preference, readings
+    from unified_rl.course.i18n import set_language
+
+    r, fam = _r.decided(name)
+    notebook, var = PRINTED[name]
+    code = _code(notebook)
+    assert f"readings.table(readings.decide({var}))" in code or "readings.table(decided)" in code
+    want = [f"| `{a}` − `{b}` | {', '.join(f'{d:+.3f}' for d in v['per_seed'])} | {v['mean']:+.3f} | "
+            f"[{v['interval'][0]:+.3f}, {v['interval'][1]:+.3f}] ({v['level']:.2%}, m = {v['family']}) | {_r.word(v)} |"
+            for (a, b), v in zip(_r.PAIRS[name](r), fam.values())]
+    printed = readings.table(readings.decide(r)).splitlines()
+    assert printed[2:] == want
+    words = [_r.word(v) for v in fam.values()]
+    said = "\n".join(readings.summary(readings.decide(r)))
+    for w in set(words):
+        assert f"**{w}** ({words.count(w)} of {len(fam)})" in said
+    findings = {"policy-family": nb_policy_gradient.findings, "policy-family-peers": nb_policy_gradient.findings,
+                "preference-family": lambda x: nb_preference.findings(x) + nb_preference.alignment_findings(x)}
+    if name in findings:  # the notebook's sentences carry the same verdicts, and each contrast they name
+        text = "\n".join(findings[name](r))
+        assert said in text
+        named = {"policy-family": ["dapo - grpo", "dr-grpo (seq-mean-token-mean) - grpo",
+                                   "dr-grpo - dr-grpo (seq-mean-token-mean)",
+                                   "dr-grpo (token-mean) - dr-grpo (seq-mean-token-mean)"],
+                 "preference-family": ["orpo - sft-on-chosen", "dpo-fast - dpo", "ipo - dpo-fast"]}.get(name, [])
+        for k in named:
+            v = fam[k]
+            assert f"{v['mean']:+.3f} [{v['interval'][0]:+.3f}, {v['interval'][1]:+.3f}] ({_r.word(v)})" in text, k
+        assert " ahead" not in text and "every seed" not in text
+    try:
+        set_language("zh")
+        shown = [row.rsplit("|", 2)[1].strip() for row in readings.table(readings.decide(r)).splitlines()[2:]]
+    finally:
+        set_language("en")
+    assert shown == [GLOSSARY_VERDICTS[w] for w in words]
+
+
+def test_the_readings_census_catches_a_typed_verdict_and_a_stale_number():
+    """Notebook 10's readings: a verdict word or an "every seed" typed outside the rebuilt fragments, a changed
+    verdict, and a stale interval each fail the census."""
+    text, fragments, allowed = _r.notebook_10()
+    assert _r.typed_verdicts(text, fragments) == [] and _q.unaccounted(text, fragments, allowed) == ([], [])
+    typed = text.replace("- **Same seed, not raw means.**", "- **GSPO raised accuracy.** **Same seed, not raw means.**")
+    assert _r.typed_verdicts(typed, fragments) == ["raised"]
+    sign = text.replace("(+0.015 on average)", "(+0.015 on average, ahead on every seed)")
+    assert _r.typed_verdicts(sign, fragments) and _q.unaccounted(sign, fragments, allowed)[0]
+    flipped = text.replace("VESPO, *lowered*", "VESPO, *no clear change*")
+    assert _q.unaccounted(flipped, fragments, allowed)[0]
+    stale = text.replace("[−0.443, +0.210]", "[−0.443, +0.211]")
+    assert _q.unaccounted(stale, fragments, allowed)[0]
+
+
+def test_the_twins_use_the_glossary_verdict_words_where_the_readings_quote_one():
+    """Each verdict word notebooks 08, 10 and 11 quote in italics is quoted as often, in the glossary's Chinese, in
+    their twins' same cells."""
+    for notebook, ids in (("08_more_effective_rl", _r.NOTEBOOK_08), ("10_beyond_grpo", _r.NOTEBOOK_10),
+                          ("11_preference_family", _r.NOTEBOOK_11)):
+        en, zh = _r.cells(notebook, ids), _r.cells(notebook, ids, "zh")
+        for word, chinese in GLOSSARY_VERDICTS.items():
+            assert en.count(f"*{word}*") == zh.count(f"*{chinese}*"), (notebook, word)
+        assert "没有明显变化" not in zh and "无明显变化" not in zh
+
+
 def test_the_census_catches_a_stale_number():
     """The census fails on a number no fragment or name accounts for (the old "12 steps"), and on a quoted
     number that no longer matches (an interval's last digit)."""
@@ -457,33 +562,6 @@ def test_the_census_catches_a_stale_number():
     assert _q.unaccounted(stale, fragments, allowed)[1] == ["12"]
     drifted = text.replace("[-0.101, +0.369]", "[-0.101, +0.368]")
     assert _q.unaccounted(drifted, fragments, allowed)[0]
-
-
-def _per_seed_diff(r, arm_a, arm_b, key, test="in-distribution", k=32):
-    """arm_a minus arm_b within each seed of the shipped data-source run."""
-    i = r["k"].index(k)
-    out = []
-    for s in r["per_seed"]:
-        x, y = s[arm_a][test][key], s[arm_b][test][key]
-        out.append((x[i] - y[i]) if isinstance(x, list) else (x - y))
-    return out
-
-
-def test_notebook_08_quotes_the_data_source_comparisons():
-    r = common.load_shipped("data-source")
-    _skip_if_outdated(r)
-    signed = lambda xs: ", ".join(_num(x, "+.3f") for x in xs)  # noqa: E731
-    unseen = lambda key: _per_seed_diff(r, "unseen-questions", "sft-questions", key)  # noqa: E731
-    _quotes("08_more_effective_rl",
-            f"(greedy {_and([s['sft']['in-distribution']['greedy'] for s in r['per_seed']])})",
-            f"on every seed** ({_and(unseen('greedy'), '+.3f')}), but not in Maj@32 ({signed(unseen('maj_at_k'))}) "
-            f"or Pass@32 ({signed(unseen('pass_at_k'))})")
-    steps = _per_seed_diff(r, "harder-process", "sft", "step_accuracy", test="harder")
-    greedy = _per_seed_diff(r, "harder-process", "sft", "greedy")
-    _quotes("08_more_effective_rl", f"hardly changes ({', '.join(_num(x, '+.3f').replace('+0.000', '0.000') for x in steps)})",
-            f"badly damaged ({_num(greedy[2], '+.3f')}; the other two seeds {_num(greedy[0], '+.3f')} and "
-            f"{_num(greedy[1], '+.3f')})")
-    assert all(s[a]["harder"]["greedy"] == 0 for s in r["per_seed"] for a in ("sft", *data_source.ARMS))
 
 
 def test_notebook_08_quotes_the_reward_model_story():

@@ -76,20 +76,21 @@ def _notebook_code():
 
 
 def test_notebook_10_reads_the_shipped_run_through_code_not_by_hand():
-    """Every number notebook 10 states about the full run is computed (nb_policy.findings) from the shipped
-    result, and none of them is typed into its markdown, where it could go stale."""
-    from unified_rl.course.nb_policy_gradient import findings, versus
+    """Every number notebook 10's table and sentences give of the full run is computed (nb_policy.comparison_table,
+    nb_policy.findings) from the shipped result, and none of those is typed into its markdown, where it could go
+    stale. What the markdown does quote (the verdicts, their intervals) test_experiments.py's census rebuilds."""
+    from unified_rl.course.nb_policy_gradient import comparison_table, findings, versus
     from unified_rl.experiments import common
 
     r = common.load_shipped("policy-family")
-    text, said = _notebook_text(), "\n".join(findings(r))
-    assert "nb_policy.findings(full)" in _notebook_code()
+    text, said = _notebook_text(), comparison_table(r) + "\n" + "\n".join(findings(r))
+    assert "nb_policy.findings(full)" in _notebook_code() and "readings.table(readings.decide(full))" in _notebook_code()
     t = r["table"]
     sft = [s["sft"] for s in r["per_seed"]]
     quotes = [f"{min(sft):.3f} to {max(sft):.3f}"]
     for arm in r["arms"][1:]:
         _, mean, std = versus(r, arm)
-        quotes.append(f"`{arm}` {mean:+.3f} ± {std:.3f}")
+        quotes.append(f"{mean:+.3f} ± {std:.3f}")
     drawn = t["dapo"]["samples_per_step"]["mean"]
     quotes += [f"{drawn:.0f} samples per step", f"the {r['rows_per_step']} it trained on",
                f"({drawn / r['rows_per_step']:.1f}x)", f"`gspo` {t['gspo']['zero_gc_frac']['mean']:.2f}",
@@ -99,12 +100,6 @@ def test_notebook_10_reads_the_shipped_run_through_code_not_by_hand():
     assert not missing, f"notebook 10's findings do not state the shipped numbers {missing}"
     typed = [q for q in quotes if re.search(r"(?<![\d.])" + re.escape(q.split("` ")[-1]) + r"(?![\d])", text)]
     assert not typed, f"notebook 10's markdown types shipped numbers by hand: {typed}"
-    # the claims around them
-    for arm in ("remax", "rloo", "reinforce++"):
-        assert (versus(r, arm)[0] < 0).all(), f"{arm} is said to be behind GRPO on every seed"
-    for arm in r["arms"]:
-        d, mean, std = versus(r, arm)
-        assert mean <= 0 or mean < std or arm == "grpo", f"{arm} is said not to beat GRPO beyond the spread"
     assert {t[a]["samples_per_step"]["mean"] for a in r["arms"] if a != "dapo"} == {r["rows_per_step"]}
     assert r["seeds"] == 3 and r["provenance"]["uncommitted_changes"] is False
     assert r["budget"]["rl_steps"] == 100 and r["budget"]["epochs"] == 2  # as the notebook says
