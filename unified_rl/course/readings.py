@@ -96,6 +96,9 @@ def label(name):
 
 
 def interval(v):
+    """The simultaneous interval as [low, high]; a dash for one seed, which gives no interval."""
+    if len(v["per_seed"]) < 2:
+        return "—"
     return f"[{v['interval'][0]:+.3f}, {v['interval'][1]:+.3f}]"
 
 
@@ -120,7 +123,7 @@ def t_multiplier(decided):
     v = next(iter(decided.values()))
     df = len(v["per_seed"]) - 1
     if df < 1:
-        return float("nan"), float("nan")
+        raise ValueError(f"a t interval needs 2 seeds or more, this result has {len(v['per_seed'])}")
     return verdicts.t_quantile(1 - (1 - v["level"]) / 2, df), verdicts.t_quantile(1 - verdicts.ALPHA / 2, df)
 
 
@@ -136,9 +139,12 @@ def groups(decided):
 def summary(decided):
     """The verdicts in sentences: how the rule read them (m, seeds, t), then the comparisons under each word."""
     v = next(iter(decided.values()))
-    each, alone = t_multiplier(decided)
-    out = [t("nb.read.rule", m=v["family"], n=len(v["per_seed"]), level=f"{v['level']:.2%}", each=each,
-             alone=alone, margin=verdicts.MARGIN)]
+    if len(v["per_seed"]) < verdicts.MIN_SEEDS:  # e.g. a learner's own one-seed run: no verdict, and no interval
+        out = [t("nb.read.too_few", n=len(v["per_seed"]), need=verdicts.MIN_SEEDS)]
+    else:
+        each, alone = t_multiplier(decided)
+        out = [t("nb.read.rule", m=v["family"], n=len(v["per_seed"]), level=f"{v['level']:.2%}", each=each,
+                 alone=alone, margin=verdicts.MARGIN)]
     for word, names in groups(decided).items():  # the numbers are the table's
         items = t("nb.pg.list_sep").join(label(n) for n in names)
         out.append(t("nb.read.group", word=decided[names[0]]["verdict"], n=len(names), m=v["family"], items=items))

@@ -153,5 +153,8 @@ MESSAGES.update({
                      "take {alone:.2f}); no change only inside ±{margin}.",
                      "按课程的结论规则：{m} 个比较一起读，跨 {n} 个随机种子，每个联合区间的置信水平为 {level}："
                      "均值 ± {each:.2f} 个标准误（单独一个 95 % 区间只需 {alone:.2f} 个）；只有落在 ±{margin} 之内才是没有变化。"),
+    "nb.read.too_few": ("By the course's verdict rule: {n} seed(s) give no verdict (it needs {need} or more); the "
+                        "comparisons are listed under the rule's word for that.",
+                        "按课程的结论规则：{n} 个随机种子不给出结论（至少需要 {need} 个）；各个比较列在规则为此所用的词之下。"),
     "nb.read.group": ("**{word}** ({n} of {m}): {items}.", "**{word}**（{m} 个中的 {n} 个）：{items}。"),
 })
