@@ -15,7 +15,7 @@ from unified_rl import advantages, coefficients, kl, metrics, objectives, paradi
 COURSE = Path(__file__).resolve().parents[1] / "course"
 NOTEBOOKS = sorted(COURSE.glob("*.ipynb"))
 METHOD_NOTEBOOKS = {"01_sft", "02_rft", "03_online_rft", "04_dpo", "05_ppo", "06_grpo", "10_beyond_grpo",
-                    "11_preference_family"}
+                    "11_preference_family", "13_teachers_and_stale_samples"}
 EXPECTED = ["00_unified_paradigm", *sorted(METHOD_NOTEBOOKS), "07_why_rl_works", "08_more_effective_rl", "09_summary",
             "12_real_model"]
 PACKAGE_NAMES = {name for mod in (advantages, coefficients, kl, metrics, objectives, paradigm)

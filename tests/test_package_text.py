@@ -30,7 +30,7 @@ from unified_rl.course.sentences import SENTENCES as ALL_SENTENCES  # noqa: E402
 from unified_rl.course.sentences.package import SENTENCES  # noqa: E402
 from unified_rl.course.to_translate import TO_TRANSLATE  # noqa: E402
 from unified_rl.experiments import (common, data_source, figure7, noisy_reward, policy_family,  # noqa: E402
-                                    preference_family, real_model, reward_function)
+                                    preference_family, real_model, reward_function, stale_samples, teachers)
 from unified_rl.experiments.plots import plot_pass_maj  # noqa: E402
 from unified_rl.methods import METHODS  # noqa: E402
 from unified_rl.text import Text  # noqa: E402
@@ -56,6 +56,8 @@ FIGURES = {  # what notebooks 07 and 08 draw, from the shipped runs
     "policy-family": lambda: policy_family.plot(common.load_shipped("policy-family")),  # notebooks 10, 11, 12
     "preference-family": lambda: preference_family.plot(common.load_shipped("preference-family")),
     "real-model": lambda: real_model.plot(common.load_shipped("real-model")),
+    "teachers": lambda: teachers.plot(common.load_shipped("teachers")),  # notebook 13
+    "stale-samples": lambda: stale_samples.plot(common.load_shipped("stale-samples")),
 }
 
 
@@ -126,8 +128,15 @@ BEFORE = {
     "real-model": [f"Figure 7 on SmolLM2-135M-Instruct: {common.load_shipped('real-model')['seeds']} seed(s), "
                    "48 held-out sums, 64 samples, T = 0.7",  # the shipped run's count of seeds
                    "base model", "K", "Maj@K", "Pass@K"],
+    "teachers": ["tokens sampled", "greedy accuracy (eval questions)", "accuracy per sampled token",
+                 "teacher, held-out questions", "start, held-out questions",
+                 "held-out greedy accuracy difference (95 % interval over seeds)"],
+    "stale-samples": ["sampler lag (steps)", "held-out greedy accuracy", "SFT (start)",
+                      "Stale samples on the lab: 4 seed(s)",
+                      "held-out greedy accuracy difference (95 % interval over seeds)"],
 }
 IDENTIFIERS = {"GRPO: sft-questions", "GRPO: unseen-questions", "GRPO: harder-questions", "GRPO: harder-process"}
+IDENTIFIERS |= set(common.load_shipped("stale-samples")["changes"])  # part names and a lag: "tis - none, lag 8"
 IDENTIFIERS |= {f"{arm}: x⁺" for arm in ("dpo", "ipo", "simpo", "kto", "orpo", "sft-on-chosen", "dpo-fast")}  # arm: symbol
 
 

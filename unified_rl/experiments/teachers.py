@@ -157,8 +157,9 @@ def plot(result):
     for i, a in enumerate(ARMS):
         c = result["curves"][a]
         ax1.plot(c["sampled_tokens"], c["eval_accuracy"], marker="o", ms=3, color=f"C{i}", label=a)
-    for m, ls in (("teacher", "--"), ("start", ":")):
-        ax1.axhline(result["accuracy"][m]["mean"], color="grey", ls=ls, lw=1, label=m)
+    for m, ls, name in (("teacher", "--", Text("teacher, held-out questions")),
+                        ("start", ":", Text("start, held-out questions"))):
+        ax1.axhline(result["accuracy"][m]["mean"], color="grey", ls=ls, lw=1, label=name)
     ax1.set(xlabel=Text("tokens sampled"), ylabel=Text("greedy accuracy (eval questions)"),
             title=Text("accuracy per sampled token"))
     ax1.grid(alpha=0.3)

@@ -96,6 +96,8 @@ SENTENCES = {
     "tokens sampled": "已采样的 token 数",
     "greedy accuracy (eval questions)": "贪心准确率（评估问题）",
     "accuracy per sampled token": "每个采样 token 的准确率",
+    "teacher, held-out questions": "教师模型，留出问题",
+    "start, held-out questions": "起点（SFT 模型），留出问题",
     "Teachers on the lab: {seeds} seed(s), {steps} steps per arm, a {teacher}-step GRPO teacher":
         "实验环境中的教师模型：{seeds} 个随机种子，每个实验组 {steps} 步，教师是训练了 {teacher} 步的 GRPO 模型",
     "sampler lag (steps)": "采样器的滞后（步）",
