@@ -13,6 +13,7 @@ import numpy as np
 
 from unified_rl.course.nb_pass_maj import maj_at_k_iid, pass_at_k_iid, sharpen
 from unified_rl.experiments import common, figure7, real_model, verdicts
+from unified_rl.parts.sampler_corrections import MisSettings, TisSettings
 from unified_rl.presets import get_preset
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -284,4 +285,31 @@ def results_page():
     b = r["budget"]
     allowed = {str(b["n_test"]), str(b["samples"]), str(b["temperature"]), str(b["grpo_steps"]), str(K), "4",
                str(r["seeds"]), *rule_numbers(4), "40", "10", "16", "19", "13"}  # the timings asserted above
+    return text, frags, allowed
+
+
+def field_page():
+    """(docs/RESULTS.md's section on the 2026 field, fragments, allowed numbers): the four experiments' shipped
+    headlines and ratio counts."""
+    text = open(os.path.join(REPO, "docs", "RESULTS.md"), encoding="utf-8").read()
+    text = text[text.index("## The 2026 field"):text.index("## Figure 7 on a real language model")]
+    t, s, p, o = (common.load_shipped(n) for n in ("teachers", "stale-samples", "sampler-precision", "real-model-opd"))
+    acc = lambda r, arm: r["headline"][f"{arm} held-out greedy accuracy"]  # noqa: E731
+    frags = [*(acc(t, a) for a in ("start", "teacher", "grpo", "opd", "sft-teacher")),
+             *(acc(s, a) for a in ("none lag 8", "none lag 0", "tis lag 8", "mis lag 8")),
+             *(acc(o, a) for a in ("teacher", "grpo", "opd", "base"))]
+    frags += [v for r in (t, s, p, o) for k, v in r["headline"].items() if k.startswith("verdict, ")]
+    q = p["ratios"]
+    frags += [f"{q['bfloat16']['token']['std']:.4f} for bfloat16", f"{q['q8_0']['token']['std']:.4f} for Q8_0",
+              f"{q['q4_1']['token']['std']:.4f} for Q4_1",
+              f"of its {q['q4_1']['tokens']} sampled tokens TIS's cap truncates {q['q4_1']['token']['tis_truncated']} "
+              f"and MIS's band masks {q['q4_1']['token']['mis_masked']} (bfloat16: "
+              f"{q['bfloat16']['token']['tis_truncated']} and {q['bfloat16']['token']['mis_masked']})"]
+    tb, sb, pb, ob = t["budget"], s["budget"], p["budget"], o["budget"]
+    assert (pb["steps"], ob["steps"], pb["n_test"], ob["n_test"], pb["digits"]) == (8, 8, 32, 32, 1)  # "eight", "one-digit"
+    allowed = {str(t["seeds"]), str(s["seeds"]), str(p["seeds"]), str(o["seeds"]), str(tb["teacher_steps"]),
+               str(tb["rl_steps"]), str(sb["rl_steps"]), str(tb["n_test"]), *map(str, sb["lags"]), str(pb["n_test"]),
+               str(ob["teacher_steps"]), *rule_numbers(3)}
+    tis, mis = TisSettings(), MisSettings()  # "truncated at 2", "the ratio band [0.5, 5]": the parts' defaults
+    allowed |= {f"{tis.sampler_correction_cap:g}", f"{mis.sampler_mask_low:g}", f"{mis.sampler_mask_high:g}"}
     return text, frags, allowed

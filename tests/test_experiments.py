@@ -449,6 +449,10 @@ def test_the_results_page_quotes_the_real_model_run_and_every_number_is_accounte
     _census(*_q.results_page())
 
 
+def test_the_results_page_quotes_the_2026_fields_runs_and_every_number_is_accounted_for():
+    _census(*_q.field_page())
+
+
 def _census_readings(text, fragments, allowed):
     _census(text, fragments, allowed)
     typed = _r.typed_verdicts(text, fragments)
