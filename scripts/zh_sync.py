@@ -21,6 +21,8 @@ renumbered ids. A new English cell gets the English text with `translates: None`
 English cell is gone is dropped. An English notebook without a twin gets a skeleton twin. Running
 --update twice changes nothing the second time. Run it after anything rewrites the English
 notebooks' code cells or their metadata (scripts/colab.py, scripts/nbgrader_cells.py).
+--status also names the package text listed to translate (unified_rl/course/to_translate.py) and what the
+course's gettext catalogue's check finds (a .po problem, a .mo not compiled from its .po: `catalogue.check`).
 Tests: tests/test_zh_edition.py.
 """
 
@@ -39,17 +41,29 @@ import tokenize
 import nbformat
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-def _load_to_translate():
-    """unified_rl/course/to_translate.py, read as a file (no package import: this script needs no torch)."""
+def _load(name):
+    """unified_rl/course/NAME.py, read as a file (no package import: this script needs no torch)."""
     spec = importlib.util.spec_from_file_location(
-        "to_translate", os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
-                                     "unified_rl", "course", "to_translate.py"))
+        name, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+                           "unified_rl", "course", f"{name}.py"))
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
 
 
-to_translate = _load_to_translate()
+to_translate = _load("to_translate")
+catalogue = _load("catalogue")  # the gettext catalogue's check: a .po problem, a .mo not compiled from its .po
+
+
+def catalogue_lines():
+    """(lines, dirty) of the course's gettext catalogue; not checked, and said so, where Babel is missing."""
+    try:
+        found = catalogue.check()
+    except RuntimeError as e:
+        return [f"catalogue not checked: {e}"], False
+    except (OSError, ValueError) as e:
+        return [f"catalogue: {e}"], True
+    return [f"catalogue: {line}" for line in found], bool(found)
 LANG_LINE = 'from unified_rl.course.i18n import set_language; set_language("zh")  # 中文版'
 
 
@@ -265,7 +279,8 @@ def status_lines(course):
     # the package's own text still in English (methods, derivations): reported for the package's own course
     ours = os.path.realpath(course) == os.path.realpath(os.path.join(REPO, "course"))
     pending = to_translate.report() if ours else []
-    return lines + pending, dirty or bool(pending)
+    po_lines, po_dirty = catalogue_lines() if ours else ([], False)
+    return lines + pending + po_lines, dirty or bool(pending) or po_dirty
 
 
 def update_all(course):

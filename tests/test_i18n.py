@@ -33,18 +33,21 @@ def test_every_message_has_both_languages():
     assert not missing, f"messages without both languages: {missing}"
 
 
+def _fields_differ(catalogue):
+    return {k: (fields(en), fields(zh)) for k, (en, zh) in catalogue.items() if fields(en) != fields(zh)}
+
+
 def test_format_fields_agree():
     """The {fields} of the English and the Chinese message are the same names, for every key."""
-    bad = {k: (fields(en), fields(zh)) for k, (en, zh) in CATALOGUE.items() if fields(en) != fields(zh)}
+    bad = _fields_differ(CATALOGUE)
     assert not bad, f"fields differ between en and zh: {bad}"
 
 
-def test_fields_detects_a_missing_field(monkeypatch):
+def test_fields_detects_a_missing_field():
     """The check above can fail: a Chinese message that drops a field is caught."""
     key = "check.define_var"
     en, zh = CATALOGUE[key]
-    monkeypatch.setitem(CATALOGUE, key, (en, zh.replace("{var}", "")))
-    assert fields(CATALOGUE[key][0]) != fields(CATALOGUE[key][1])
+    assert list(_fields_differ({**CATALOGUE, key: (en, zh.replace("{var}", ""))})) == [key]
 
 
 def _uncommented(span):

@@ -1,9 +1,9 @@
 """The package's prose outside the derivations speaks Chinese in the Chinese edition, English unchanged.
 
 The §5.2 experiments' figures (labels, titles, legends, tick labels), figure7's verdict and
-`loaded_from` are `unified_rl.text.Text` (Chinese in unified_rl/course/sentences/package.py); the
+`loaded_from` are `unified_rl.text.Text` (Chinese in the zh catalogue, #: package); the
 course's method tables read method summaries and docstring first lines through `i18n.t_of`
-(unified_rl/course/messages/methods.py). These tests draw every figure notebooks 07 and 08 show from
+(the catalogue's #: methods). These tests draw every figure notebooks 07 and 08 show from
 the shipped runs, in English and in Chinese, and record each Text the translator is asked for:
 - every Text shown has Chinese with the same {fields}, and its English is byte for byte the old output;
 - in Chinese, every piece of English prose on a figure is shown in Chinese (nothing left behind);
@@ -21,13 +21,10 @@ import matplotlib.pyplot as plt  # noqa: E402
 import pytest  # noqa: E402
 
 from unified_rl import parts, text  # noqa: E402
-from unified_rl.course import i18n, nb_basics, nb_summary, parts_text  # noqa: E402
-from unified_rl.course.messages import CATALOGUE  # noqa: E402
-from unified_rl.course.messages.methods import MESSAGES as METHOD_MESSAGES  # noqa: E402
-from unified_rl.course.messages.parts import MESSAGES as PART_MESSAGES  # noqa: E402
+from unified_rl.course import catalogue, i18n, nb_basics, nb_summary, parts_text  # noqa: E402
+from unified_rl.course.i18n import CATALOGUE  # noqa: E402
+from unified_rl.course.i18n import SENTENCES as ALL_SENTENCES  # noqa: E402
 from unified_rl.course.plots import label as metric_label  # noqa: E402
-from unified_rl.course.sentences import SENTENCES as ALL_SENTENCES  # noqa: E402
-from unified_rl.course.sentences.package import SENTENCES  # noqa: E402
 from unified_rl.course.to_translate import TO_TRANSLATE  # noqa: E402
 from unified_rl.experiments import (common, data_source, figure7, noisy_reward, policy_family,  # noqa: E402
                                     preference_family, real_model, reward_function, stale_samples, teachers)
@@ -35,6 +32,9 @@ from unified_rl.experiments.plots import plot_pass_maj  # noqa: E402
 from unified_rl.methods import METHODS  # noqa: E402
 from unified_rl.text import Text  # noqa: E402
 
+METHOD_MESSAGES = catalogue.message_groups()["methods"]  # the catalogue's areas (#: methods, parts, package)
+PART_MESSAGES = catalogue.message_groups()["parts"]
+SENTENCES = catalogue.sentence_groups()["package"]
 HAN = re.compile(r"[\u4e00-\u9fff]")
 WORDS = re.compile(r"[A-Za-z]{2,}[,:;]?\s+(?:[A-Za-z]{2,}|[a-z])\b")  # two words: prose (as tests/test_sentences.py)
 
@@ -294,7 +294,8 @@ def test_every_method_message_still_matches_the_package():
     untranslated = set(live) - set(METHOD_MESSAGES)
     assert untranslated <= set(TO_TRANSLATE), (
         f"no Chinese for {sorted(untranslated - set(TO_TRANSLATE))}: add them to "
-        "unified_rl/course/messages/methods.py, or list them in unified_rl/course/to_translate.py")
+        "unified_rl/course/locale/{en,zh}/LC_MESSAGES/unified_rl.po (#: methods), or list them in "
+        "unified_rl/course/to_translate.py")
     assert set(METHOD_MESSAGES) <= set(live), f"entries for what the package no longer has: {set(METHOD_MESSAGES) - set(live)}"
     stale = [k for k in METHOD_MESSAGES if CATALOGUE[k][0].format() != live[k]]
     assert not stale, f"catalogue entries the package's text moved away from: {stale}"
@@ -303,12 +304,12 @@ def test_every_method_message_still_matches_the_package():
 
 def test_every_part_summary_has_chinese_and_still_matches():
     """Every registered part's summary (the compose explorer and the method tables show them) has Chinese in
-    unified_rl/course/messages/parts.py, or is listed to translate; an entry the part moved away from is flagged."""
+    the catalogue (#: parts), or is listed to translate; an entry the part moved away from is flagged."""
     live = {f"part.summary.{p.axis}.{p.name}": p.summary for reg in parts.REGISTRIES.values() for p in reg.values()}
     entries = {k for k in PART_MESSAGES if k.startswith("part.summary.")}
     untranslated = set(live) - entries
     assert untranslated <= set(TO_TRANSLATE), (
-        f"no Chinese for {sorted(untranslated - set(TO_TRANSLATE))}: add them to unified_rl/course/messages/parts.py, "
+        f"no Chinese for {sorted(untranslated - set(TO_TRANSLATE))}: add them to the catalogue (#: parts), "
         "or list them in unified_rl/course/to_translate.py")
     assert entries <= set(live), f"entries for parts the package no longer has: {sorted(entries - set(live))}"
     stale = [k for k in entries if CATALOGUE[k][0] != live[k]]
@@ -328,8 +329,7 @@ def test_the_no_signal_label():
 
 def test_what_is_listed_to_translate_still_lacks_chinese():
     """unified_rl/course/to_translate.py lists only what has no Chinese yet: a translated entry must leave it."""
-    from unified_rl.course.sentences import SENTENCES as EVERY_SENTENCE
-    done = [k for k in TO_TRANSLATE if k in CATALOGUE or k in EVERY_SENTENCE]
+    done = [k for k in TO_TRANSLATE if k in CATALOGUE or k in ALL_SENTENCES]
     assert not done, f"translated, so remove from unified_rl/course/to_translate.py: {done}"
 
 

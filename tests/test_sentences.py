@@ -1,7 +1,8 @@
 """The notebooks' printed sentences speak Chinese in the Chinese edition.
 
 A notebook's code is the same in both editions, so every sentence it prints, plots or displays goes
-through `i18n.tr("English template", **fields)`, whose Chinese lives in unified_rl/course/sentences/.
+through `i18n.tr("English template", **fields)`, whose Chinese lives in the zh catalogue
+(unified_rl/course/locale/zh/LC_MESSAGES/unified_rl.po, under the notebook's area #: nbNN).
 These tests read the English notebooks' code (ast, no execution) and fail when
 - a tr() sentence has no Chinese, or its Chinese has other {fields} than the English, or the call
   does not pass every field;
@@ -11,23 +12,18 @@ These tests read the English notebooks' code (ast, no execution) and fail when
 
 import ast
 import glob
-import importlib
 import json
 import os
-import pkgutil
 import re
 import string
 
 import pytest
 
-from unified_rl.course import sentences
-from unified_rl.course.i18n import fields, set_language, tr
-from unified_rl.course.sentences import SENTENCES
+from unified_rl.course import catalogue
+from unified_rl.course.i18n import SENTENCES, fields, set_language, tr
 
-NOTEBOOK_SENTENCES = {}  # the notebooks' modules (nbNN.py); the folder may hold the package's too
-for _info in pkgutil.iter_modules(sentences.__path__):
-    if _info.name.startswith("nb"):
-        NOTEBOOK_SENTENCES.update(importlib.import_module(f"{sentences.__name__}.{_info.name}").SENTENCES)
+# the notebooks' areas (#: nbNN) of the zh catalogue; the catalogue holds the package's prose too
+NOTEBOOK_SENTENCES = catalogue.merged({a: t for a, t in catalogue.sentence_groups().items() if a.startswith("nb")})
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 NOTEBOOKS = sorted(glob.glob(os.path.join(REPO, "course", "[0-9]*.ipynb")))

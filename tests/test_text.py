@@ -17,12 +17,12 @@ import sys
 import pytest
 
 from unified_rl import derivations, text
-from unified_rl.course import i18n
-from unified_rl.course.sentences import SENTENCES as ALL_SENTENCES
-from unified_rl.course.sentences.derivations import SENTENCES
+from unified_rl.course import catalogue, i18n
+from unified_rl.course.i18n import SENTENCES as ALL_SENTENCES
 from unified_rl.course.to_translate import TO_TRANSLATE
 from unified_rl.text import Text
 
+SENTENCES = catalogue.sentence_groups()["derivations"]  # the zh catalogue's area #: derivations
 HAN = re.compile(r"[\u4e00-\u9fff]")
 WORDS = re.compile(r"[A-Za-z]{2,}[,:;]?\s+(?:[A-Za-z]{2,}|[a-z])\b")  # as tests/test_sentences.py
 
@@ -75,8 +75,8 @@ def problems(texts, sentences, to_translate=TO_TRANSLATE):
             if zh is None:
                 if t.template not in to_translate:
                     out.append(f"{where}: no Chinese for {t.template!r} (translate it in "
-                               "unified_rl/course/sentences/derivations.py, or list it in "
-                               "unified_rl/course/to_translate.py)")
+                               "unified_rl/course/locale/zh/LC_MESSAGES/unified_rl.po, #: derivations, "
+                               "or list it in unified_rl/course/to_translate.py)")
             elif i18n.fields(zh) != i18n.fields(t.template):
                 out.append(f"{where}: fields differ: {t.template!r} {i18n.fields(t.template)} vs "
                            f"{zh!r} {i18n.fields(zh)}")
@@ -212,7 +212,7 @@ def test_the_translator_hook():
 
 
 def test_a_chinese_with_a_wrong_field_is_a_clear_error(monkeypatch):
-    monkeypatch.setitem(i18n.SENTENCES, "token {t} test", "token {k} 测试")
+    monkeypatch.setattr(i18n, "SENTENCES", {**i18n.SENTENCES, "token {t} test": "token {k} 测试"})
     i18n.set_language("zh")
     with pytest.raises(ValueError, match="needs the field 'k'"):
         str(Text("token {t} test", t=1))

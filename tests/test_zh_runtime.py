@@ -1,6 +1,6 @@
 """What the package prints at run time speaks Chinese in the Chinese edition, English unchanged:
 a derivation's LaTeX row labels, the step-cap message and the SFT cache's messages on stderr
-(`unified_rl.text.Text`, Chinese in unified_rl/course/sentences/runtime.py)."""
+(`unified_rl.text.Text`, Chinese in the zh catalogue's area #: runtime)."""
 
 import re
 from pathlib import Path
@@ -8,8 +8,9 @@ from pathlib import Path
 import pytest
 
 from unified_rl import derivations
-from unified_rl.course import i18n
-from unified_rl.course.sentences.runtime import SENTENCES
+from unified_rl.course import catalogue, i18n
+
+SENTENCES = catalogue.sentence_groups()["runtime"]  # the zh catalogue's area #: runtime
 
 PACKAGE = Path(__file__).resolve().parents[1] / "unified_rl"
 HAN = re.compile(r"[\u4e00-\u9fff]")

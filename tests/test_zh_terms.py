@@ -11,8 +11,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from unified_rl.course.messages import CATALOGUE
-from unified_rl.course.sentences import SENTENCES
+from unified_rl.course.i18n import CATALOGUE, SENTENCES
 
 ZH = Path(__file__).resolve().parents[1] / "course" / "zh"
 KEEP = re.compile(r"```.*?```|\$\$.+?\$\$|(?<![\\$])\$[^$\n]+?\$|`[^`\n]*`|\]\([^)\s]*\)|https?://\S+|<[^>\n]+>", re.S)

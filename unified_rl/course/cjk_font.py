@@ -15,8 +15,7 @@ _FILE_HINTS = ("cjk", "wqy", "sourcehan", "simhei", "msyh", "pingfang", "uming")
 
 def package_chinese_text():
     """All the Chinese the package can show (its message catalogue and its sentences), as one string."""
-    from .messages import CATALOGUE
-    from .sentences import SENTENCES
+    from .i18n import CATALOGUE, SENTENCES
     return "\n".join([zh for _, zh in CATALOGUE.values() if zh] + list(SENTENCES.values()))
 
 

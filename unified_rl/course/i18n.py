@@ -1,28 +1,44 @@
-"""The course's languages: one message catalogue, English and Chinese (中文版), English the fallback.
+"""The course's languages: one gettext catalogue, English and Chinese (中文版), English the fallback.
 
 Every sentence the course modules show a learner (exercise feedback, hints, solutions' prose, widget
-labels, plot titles and axis labels, the nb_* helpers' printed sentences) is a key of the catalogue
-(`unified_rl.course.messages`: {key: (English, Chinese)}), looked up by `t(key, **fields)` in the
-current language. The language is "en" unless the environment variable UNIFIED_RL_LANG names
+labels, plot titles and axis labels, the nb_* helpers' printed sentences) is a key of the catalogue,
+looked up by `t(key, **fields)` in the current language: its English is in
+`locale/en/LC_MESSAGES/unified_rl.mo`, its Chinese in `locale/zh/...`, both compiled from the .po beside
+them (`unified_rl.course.catalogue`). The notebooks' printed sentences are `tr("English template", **fields)`:
+the template is the msgid. The language is "en" unless the environment variable UNIFIED_RL_LANG names
 another at import, or `set_language` is called (the Chinese notebooks' first import cell does).
 
 Text fixed when a module is imported (an exercise's title, hints, solution) is a `Msg`: it is looked
 up each time it is shown, so switching the language changes what an exercise says next.
 The core's prose (a derivation's notes, claims and case names) is `unified_rl.text.Text`: English
-as a value, shown in Chinese through the translator `set_language("zh")` installs (its Chinese is in
-`sentences/derivations.py`). Equations, numbers and identifiers are never translated; a message's
+as a value, shown in Chinese through the translator `set_language("zh")` installs (its template is a
+msgid of the zh catalogue). Equations, numbers and identifiers are never translated; a message's
 {fields} are the same in both languages (tests/test_i18n.py). In Chinese, plots use a CJK font (`_use_cjk_font`: the machine's, else the one the package ships).
 """
 
 import os
-import string
 import warnings
+from types import MappingProxyType
 
 from .. import text as core_text
+from .catalogue import COMPILE, fields, mo_entries, path  # noqa: F401 (fields: i18n's, for its users)
 from .cjk_font import cjk_families
-from .messages import CATALOGUE
-from .sentences import SENTENCES
 
+
+def _read(lang):
+    """{msgid: msgstr} of language `lang`'s compiled catalogue, read by gettext."""
+    try:
+        with open(path(lang, "mo"), "rb") as f:
+            return mo_entries(f.read())
+    except FileNotFoundError:
+        raise FileNotFoundError(f"the course's catalogue {path(lang, 'mo')} is missing: build it with {COMPILE}") from None
+
+
+_ENGLISH, _CHINESE = _read("en"), _read("zh")
+# read-only views: {key: (English, Chinese)} of the keyed messages (the en catalogue's msgids), and
+# {English template: Chinese} of the sentences (the zh catalogue's other msgids)
+CATALOGUE = MappingProxyType({key: (en, _CHINESE.get(key, "")) for key, en in _ENGLISH.items()})
+SENTENCES = MappingProxyType({en: zh for en, zh in _CHINESE.items() if en not in _ENGLISH})
 LANGUAGES = ("en", "zh")
 _state = {"lang": "en", "rc": None, "warned": False}
 
@@ -58,16 +74,11 @@ def _translate(template, values):
         raise ValueError(f"the Chinese of {template!r} needs the field {e}; given {sorted(values)}") from None
 
 
-def fields(message):
-    """The names of the {fields} of a message, as a sorted tuple (ValueError if it is not a valid format)."""
-    return tuple(sorted({f.split(".")[0].split("[")[0] for _, f, _, _ in string.Formatter().parse(message) if f}))
-
-
 def t(key, **values):
     """The message `key` in the current language (English where it has no Chinese), formatted with `values`."""
     entry = CATALOGUE.get(key)
     if entry is None:
-        raise ValueError(f"unknown message key {key!r} (not in unified_rl.course.messages)")
+        raise ValueError(f"unknown message key {key!r} (not in the catalogue, unified_rl/course/locale)")
     en, zh = entry
     text = zh if _state["lang"] == "zh" and zh else en
     try:
@@ -78,7 +89,7 @@ def t(key, **values):
 
 def tr(english, **values):
     """A sentence a notebook prints, in the current language: `english` is the sentence itself (a
-    `str.format` template; gettext's msgid), its Chinese is in `unified_rl.course.sentences`.
+    `str.format` template; gettext's msgid), its Chinese is in the zh catalogue.
 
     The notebooks' code is the same in both editions (tests/test_zh_edition.py), so a sentence they
     print is written `print(tr("mean {mean:.4f}", mean=m))`: in English it is the template, formatted;
@@ -111,7 +122,7 @@ class Msg:
 
     def __init__(self, key, **values):
         if key not in CATALOGUE:
-            raise ValueError(f"unknown message key {key!r} (not in unified_rl.course.messages)")
+            raise ValueError(f"unknown message key {key!r} (not in the catalogue, unified_rl/course/locale)")
         self.key, self.values = key, values
 
     def __str__(self):

@@ -44,7 +44,7 @@ def _first_line(obj):
 
 
 def _doc_shown(obj, name):
-    """The first docstring line of obj in the current language (catalogue key doc.NAME, messages/methods.py)."""
+    """The first docstring line of obj in the current language (catalogue key doc.NAME, area #: methods)."""
     return t_of(f"doc.{name}", _first_line(obj))
 
 

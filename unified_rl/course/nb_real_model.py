@@ -15,7 +15,7 @@ from .. import methods as _methods
 from ..text import Text
 from .i18n import t
 
-# (measured key, message key of its row's label): the labels follow the language (messages/nb_real_model.py)
+# (measured key, message key of its row's label): the labels follow the language (#: nb_real_model)
 ROWS = tuple((key, f"nb.real.{key}") for key in ("greedy", "greedy_cut", "sampled_cut", "maj_at_k", "pass_at_k",
                                                   "reply_chars", "strict_share", "lenient_only_share",
                                                   "unparsed_share"))

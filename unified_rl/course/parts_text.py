@@ -2,7 +2,7 @@
 
 `label(method)` writes a method's coefficient as the parts it composes ("grpo × vanilla × k3", the KL's place
 and a non-default aggregation named), `summary(part)` a part's one-line summary in the current language
-(catalogue key part.summary.AXIS.NAME, unified_rl/course/messages/parts.py; English while it has none).
+(catalogue key part.summary.AXIS.NAME, the catalogue's area `#: parts`; English while it has none).
 """
 
 from unified_rl import parts
