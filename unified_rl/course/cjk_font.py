@@ -15,8 +15,9 @@ _FILE_HINTS = ("cjk", "wqy", "sourcehan", "simhei", "msyh", "pingfang", "uming")
 
 def package_chinese_text():
     """All the Chinese the package can show (its message catalogue and its sentences), as one string."""
-    from .i18n import CATALOGUE, SENTENCES
-    return "\n".join([zh for _, zh in CATALOGUE.values() if zh] + list(SENTENCES.values()))
+    from .catalogue import mo_entries, path  # the compiled zh catalogue itself (i18n imports this module)
+    with open(path("zh", "mo"), "rb") as f:
+        return "\n".join(zh for zh in mo_entries(f.read()).values() if zh)
 
 
 def cjk_families():
