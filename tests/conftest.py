@@ -3,6 +3,8 @@ ragged rollout for the model tests."""
 
 import os
 import shutil
+import subprocess
+import sys
 import tempfile
 from pathlib import Path
 
@@ -21,6 +23,23 @@ def f64():
     torch.set_default_dtype(torch.float64)
     yield
     torch.set_default_dtype(old)
+
+
+@pytest.fixture(scope="session")
+def source_wheel(tmp_path_factory):
+    """A wheel built from a copy of the repository's sources (what pip would install), once per session."""
+    repo, tmp = Path(__file__).resolve().parents[1], tmp_path_factory.mktemp("wheel")
+    src = tmp / "src"
+    src.mkdir()
+    for name in ("pyproject.toml", "README.md", "LICENSE"):
+        shutil.copy(repo / name, src / name)
+    shutil.copytree(repo / "unified_rl", src / "unified_rl", ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copytree(repo / "labextension", src / "labextension", ignore=shutil.ignore_patterns("node_modules"))
+    code = "import sys; from setuptools import build_meta as b; print(b.build_wheel(sys.argv[1]))"
+    r = subprocess.run([sys.executable, "-c", code, str(tmp / "dist")], cwd=src, capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr[-2000:]
+    (wheel,) = (tmp / "dist").glob("*.whl")
+    return wheel
 
 
 @pytest.fixture(scope="session")

@@ -231,18 +231,9 @@ def test_extract_adds_only_new_sentences_untranslated(tmp_path):
     assert r.returncode == 1 and "no English notebooks" in r.stderr and "Traceback" not in r.stderr
 
 
-def test_a_wheel_carries_the_compiled_catalogue(tmp_path):
+def test_a_wheel_carries_the_compiled_catalogue(source_wheel):
     """pyproject's package data puts both .mo files in the wheel, byte for byte the shipped ones."""
-    src = tmp_path / "src"
-    src.mkdir()
-    for name in ("pyproject.toml", "README.md", "LICENSE"):
-        shutil.copy(REPO / name, src / name)
-    shutil.copytree(REPO / "unified_rl", src / "unified_rl", ignore=shutil.ignore_patterns("__pycache__"))
-    shutil.copytree(REPO / "labextension", src / "labextension", ignore=shutil.ignore_patterns("node_modules"))
-    code = "import sys; from setuptools import build_meta as b; print(b.build_wheel(sys.argv[1]))"
-    r = subprocess.run([sys.executable, "-c", code, str(tmp_path / "dist")], cwd=src, capture_output=True, text=True)
-    assert r.returncode == 0, r.stderr[-2000:]
-    (wheel,) = (tmp_path / "dist").glob("*.whl")
+    wheel = source_wheel
     with zipfile.ZipFile(wheel) as z:
         for lang in catalogue.LANGUAGES:
             inside = os.path.relpath(catalogue.path(lang, "mo"), REPO).replace(os.sep, "/")

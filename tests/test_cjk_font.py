@@ -9,7 +9,6 @@ import importlib.util
 import io
 import json
 import re
-import shutil
 import subprocess
 import sys
 import warnings
@@ -90,29 +89,19 @@ def _load_install():
     return module
 
 
-def _wheel_data(tmp_path):
+def _wheel_data(wheel):
     """{path under the wheel's data folder: bytes} of a wheel built from a copy of the repository's sources."""
-    src = tmp_path / "src"
-    src.mkdir()
-    for name in ("pyproject.toml", "README.md", "LICENSE"):
-        shutil.copy(REPO / name, src / name)
-    shutil.copytree(REPO / "unified_rl", src / "unified_rl", ignore=shutil.ignore_patterns("__pycache__"))
-    shutil.copytree(EXT, src / "labextension", ignore=shutil.ignore_patterns("node_modules"))
-    code = "import sys; from setuptools import build_meta as b; print(b.build_wheel(sys.argv[1]))"
-    r = subprocess.run([sys.executable, "-c", code, str(tmp_path / "dist")], cwd=src, capture_output=True, text=True)
-    assert r.returncode == 0, r.stderr[-2000:]
-    (wheel,) = (tmp_path / "dist").glob("*.whl")
     with zipfile.ZipFile(wheel) as z:
         data = {n.split(".data/data/", 1)[1]: z.read(n) for n in z.namelist() if ".data/data/" in n}
         data["<package font>"] = z.read("unified_rl/course/fonts/wqy-microhei-subset.ttf")
     return data
 
 
-def test_the_wheel_installs_the_lab_extension_with_the_font_and_install_py_copies_the_same(tmp_path):
+def test_the_wheel_installs_the_lab_extension_with_the_font_and_install_py_copies_the_same(tmp_path, source_wheel):
     """A wheel puts the built extension where JupyterLab looks (PREFIX/share/jupyter/labextensions/), with the
     file its package.json loads and the font it serves, byte for byte the figures' font; labextension/install.py
     (for editable installs, which carry no data files) writes exactly the same files."""
-    data = _wheel_data(tmp_path)
+    data = _wheel_data(source_wheel)
     package = json.loads(data[f"{LAB_DIR}/package.json"])
     assert package["name"] == LAB_DIR.rsplit("/", 1)[1]
     assert f"{LAB_DIR}/{package['jupyterlab']['_build']['load']}" in data
