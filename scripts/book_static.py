@@ -76,6 +76,13 @@ def _control(name, s) -> str:
     return f'<span class="static-control">{label + ": " if label else ""}{value}</span>'
 
 
+def tex_delimiters(value: str) -> str:
+    """An HTMLMath widget's `$$...$$` and `$...$` (the lab's MathJax reads both) as `\\[...\\]` and `\\(...\\)`,
+    the delimiters the book's MathJax 3 reads by default (it takes no single `$`); an escaped `\\$` stays."""
+    value = re.sub(r"(?<!\\)\$\$(.+?)(?<!\\)\$\$", lambda m: f"\\[{m.group(1)}\\]", value, flags=re.S)
+    return re.sub(r"(?<!\\)\$(.+?)(?<!\\)\$", lambda m: f"\\({m.group(1)}\\)", value, flags=re.S)
+
+
 def widget_html(model_id, state, depth=0) -> str:
     """The widget `model_id` and its children, from the stored state, as static HTML."""
     entry = state.get(model_id)
@@ -86,7 +93,9 @@ def widget_html(model_id, state, depth=0) -> str:
         inner = "".join(widget_html(_ref(c), state, depth + 1) for c in s.get("children", []) if _ref(c))
         cls = "static-row" if name in ("HBoxModel", "GridBoxModel") else "static-col"
         return f'<div class="{cls}">{inner}</div>'
-    if name in ("HTMLModel", "HTMLMathModel"):
+    if name == "HTMLMathModel":  # typeset by the page's MathJax, which skips a notebook's output unless told
+        return f'<div class="mathjax_process">{tex_delimiters(s.get("value", ""))}</div>'
+    if name == "HTMLModel":
         return f"<div>{s.get('value', '')}</div>"
     if name == "LabelModel":
         return f"<div>{html.escape(str(s.get('value', '')))}</div>"
