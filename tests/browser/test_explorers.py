@@ -19,7 +19,10 @@ from nbformat.v4 import new_code_cell, new_notebook
 REPO = Path(__file__).resolve().parents[2]
 EXPLORERS = ["dpo_explorer()", "ppo_explorer()", "grpo_explorer()", "rft_explorer()", "paradigm_explorer()",
              "pass_maj_explorer()", "noisy_reward_explorer()", "length_explorer()", "policy_explorer()",
-             "preference_explorer()", "dpo_loss_explorer()", "loss_explorer()", "compose_explorer()"]
+             "preference_explorer()", "dpo_loss_explorer()", "loss_explorer()", "compose_explorer()",
+             "teacher_explorer()",
+             # notebook 13 measures the log-ratios on the lab; here a fixed spread per lag stands in for them
+             "sampler_explorer({k: torch.linspace(-0.3 * k, 0.3 * k, 200) for k in (0, 2, 8)})"]
 # The course notebooks run here: each explorer of the course is in the self-test notebook (10's and 11's
 # included), so the notebooks run are 00 (its explorer built on a live batch rather than defaults) and one
 # Chinese twin (same code, Chinese labels: tests/test_zh_edition.py checks the code, the labels come from
@@ -71,7 +74,8 @@ def _write_selftest(root):
                "from unified_rl.course.widgets_policy_gradient import policy_explorer\n"
                "from unified_rl.course.widgets_preference import preference_explorer, dpo_loss_explorer\n"
                "from unified_rl.course.widgets_peers import loss_explorer\n"
-               "from unified_rl.course.widgets_compose import compose_explorer")
+               "from unified_rl.course.widgets_compose import compose_explorer\n"
+               "from unified_rl.course.widgets_teachers import teacher_explorer, sampler_explorer\nimport torch")
     # a negative control: how a long description with description_width "initial" squeezed a track
     squeezed = ('import ipywidgets as W\ns = W.FloatSlider(description="share of the wrong mass on one wrong answer", '
                 'style={"description_width": "initial"}, layout=W.Layout(width="420px"))\n'
@@ -266,4 +270,5 @@ def test_the_self_test_shows_every_explorer_the_course_calls():
     """What lets the sample stay small: an explorer a notebook calls is rendered and moved by the self-test."""
     import re
     called = {m for p in (REPO / "course").glob("*.ipynb") for m in re.findall(r"\b(\w+_explorer)\(", p.read_text())}
-    assert called and called <= {e.removesuffix("()") for e in EXPLORERS}, called - {e[:-2] for e in EXPLORERS}
+    shown = {e.split("(", 1)[0] for e in EXPLORERS}
+    assert called and called <= shown, called - shown

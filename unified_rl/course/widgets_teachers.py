@@ -118,4 +118,4 @@ def sampler_explorer(log_rho, lag=None, cap=2.0, low=0.5, high=5.0):
         rows += [[k, s["tokens"], s["std"], s["max_abs"], s["tis"], s["mis"]] for k, s in stats.items()]
         return {"lag": lag, "cap": cap, "low": low, "high": high, "stats": stats}, fig, rows
 
-    return Explorer(t("w.samp.title"), controls, "lag", compute, t("w.samp.note"))
+    return Explorer(t("w.samp.title"), controls, "cap", compute, t("w.samp.note"))
