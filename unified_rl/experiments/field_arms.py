@@ -113,3 +113,12 @@ def plot_changes(ax, result, labels=None):
     ax.invert_yaxis()
     ax.set(xlabel=Text("held-out greedy accuracy difference (95 % interval over seeds)"))
     ax.grid(alpha=0.3)
+
+
+def revive(result, derive):
+    """`result` with its derived parts rebuilt from its stored numbers by `derive` (a layout it cannot read: as
+    stored)."""
+    try:
+        return derive(result)
+    except (KeyError, TypeError, ValueError, IndexError):
+        return result

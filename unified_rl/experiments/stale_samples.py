@@ -141,11 +141,8 @@ def derive(result):
 
 
 def revive(result):
-    """A loaded result with its derived parts rebuilt from its stored numbers (a layout it cannot read: as stored)."""
-    try:
-        return derive(result)
-    except (KeyError, TypeError, ValueError, IndexError):
-        return result
+    """A loaded result with its derived parts rebuilt from its stored numbers (`field_arms.revive`)."""
+    return field_arms.revive(result, derive)
 
 
 def plot(result):
