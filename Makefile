@@ -85,7 +85,7 @@ test: $(VENV)/.test-extras  ## every test: the package, every notebook (executed
 	cat build/book-tests.log; [ "$$(cat build/book-tests.rc)" = 0 ] || rc=1; \
 	exit $$rc
 
-test-fast: $(VENV)/.test $(VENV)/.llm  ## the package's fast tests only (under 2 minutes on 2 cores)
+test-fast: $(VENV)/.test $(VENV)/.llm  ## the package's fast tests only (about 2.5 minutes on 2 cores)
 	$(TEST_ENV) $(BIN)/pytest -q -n auto --dist loadfile tests -m "not slow and not browser"
 
 # Not in CI: it runs the fast suite up to once per mutant (scripts/mutants.py lists them).
