@@ -15,7 +15,9 @@ import time
 
 import torch
 
-from unified_rl import cli, distributed, fsdp, loop
+from _killed import killed
+
+from unified_rl import cli, distributed, fsdp
 from unified_rl.data import core
 from unified_rl.lab import make_lab
 from unified_rl.methods import METHODS
@@ -77,25 +79,6 @@ def pretrained(out, folder):
     killed(lambda: train("grpo", out=os.path.join(out, "runs", "fsdp-cut"), **kw))
     save(os.path.join(out, "fsdp-resumed"),
          train("grpo", out=os.path.join(out, "runs", "fsdp-cut"), resume=True, **kw))
-
-
-def killed(fn, after=2):
-    """fn(), stopped by a KeyboardInterrupt on every rank right after the save of step `after`."""
-    real = loop.runs.save_run
-
-    def save_then_die(run, replace=True):
-        done = real(run, replace)
-        if len(run.metrics) == after:
-            raise KeyboardInterrupt
-        return done
-
-    loop.runs.save_run = save_then_die
-    try:
-        fn()
-    except (KeyboardInterrupt, SystemExit):
-        pass
-    finally:
-        loop.runs.save_run = real
 
 
 def command_line(out, ckpt):

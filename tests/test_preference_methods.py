@@ -7,6 +7,7 @@ import dataclasses
 import pytest
 import torch
 
+from _killed import killed
 from unified_rl import coefficients as C
 from unified_rl.data import LabelledSamples
 from unified_rl.methods import METHODS
@@ -83,30 +84,17 @@ def test_settings_are_set_through_train():
 
 
 @pytest.mark.slow
-def test_a_resumed_kto_run_is_bit_for_bit_the_uninterrupted_one(tmp_path, monkeypatch):
+def test_a_resumed_kto_run_is_bit_for_bit_the_uninterrupted_one(tmp_path):
     """LabelledSamples keeps its question stream in the run state: killed after 2 steps and resumed,
     KTO ends where an uninterrupted run ends (labels from coins: the tiny model answers nothing right)."""
     import json
     import os
 
-    from unified_rl import loop
-
     coin = lambda rollout: torch.randint(0, 2, (len(rollout),)).float()  # noqa: E731
     kto = dataclasses.replace(METHODS["kto"], reward=coin)
     kw = dict(preset="tiny", steps=4, seed=2, progress=False, eval_every=2, save_every=1)
     full = train(kto, out=str(tmp_path / "full"), **kw)
-    real_save = loop.runs.save_run
-
-    def save_then_die(run, replace=True):
-        done = real_save(run, replace)
-        if len(run.metrics) == 2:
-            raise KeyboardInterrupt
-        return done
-
-    monkeypatch.setattr(loop.runs, "save_run", save_then_die)
-    with pytest.raises(KeyboardInterrupt):
-        train(kto, out=str(tmp_path / "cut"), **kw)
-    monkeypatch.setattr(loop.runs, "save_run", real_save)
+    assert isinstance(killed(lambda: train(kto, out=str(tmp_path / "cut"), **kw), after=2), KeyboardInterrupt)
     resumed = train(kto, out=str(tmp_path / "cut"), resume=True, **kw)
     flat = lambda m: torch.cat([p.detach().flatten() for p in m.state_dict().values()])  # noqa: E731
     assert torch.equal(flat(resumed.policy), flat(full.policy))

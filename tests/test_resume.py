@@ -9,7 +9,7 @@ import os
 import pytest
 import torch
 
-from unified_rl import loop
+from _killed import killed
 from unified_rl.data import PreferencePairs
 from unified_rl.methods import METHODS
 from unified_rl.trainer import train
@@ -40,23 +40,12 @@ def rows(metrics):
 
 
 @pytest.mark.parametrize("name", list(SETTINGS))
-def test_resumed_run_is_bit_for_bit_the_uninterrupted_one(name, tmp_path, monkeypatch):
+def test_resumed_run_is_bit_for_bit_the_uninterrupted_one(name, tmp_path):
     kw = dict(preset="tiny", steps=4, seed=3, progress=False, eval_every=2, save_every=1, **SETTINGS[name])
     full = train(with_coins(name), out=str(tmp_path / "full"), **kw)
 
-    real_save = loop.runs.save_run
-
-    def save_then_die(run, replace=True):  # a kill right after the save of step 2
-        done = real_save(run, replace)
-        if len(run.metrics) == 2:
-            raise KeyboardInterrupt
-        return done
-
-    monkeypatch.setattr(loop.runs, "save_run", save_then_die)
-    cut = str(tmp_path / "cut")
-    with pytest.raises(KeyboardInterrupt):
-        train(with_coins(name), out=cut, **kw)
-    monkeypatch.setattr(loop.runs, "save_run", real_save)
+    cut = str(tmp_path / "cut")  # a kill right after the save of step 2
+    assert isinstance(killed(lambda: train(with_coins(name), out=cut, **kw), after=2), KeyboardInterrupt)
     assert len(open(os.path.join(cut, "metrics.jsonl")).readlines()) == 2
     resumed = train(with_coins(name), out=cut, resume=True, **kw)
 

@@ -18,6 +18,7 @@ import os
 import pytest
 import torch
 
+from _killed import killed
 from unified_rl import distributed, loop
 from unified_rl.data import PolicyPairs, quantised, samplers
 from unified_rl.lab import make_lab
@@ -189,17 +190,7 @@ def flat(module):
 def test_a_resumed_stale_run_ends_bit_for_bit_where_an_uninterrupted_one_ends(drop_snapshots, tmp_path, monkeypatch):
     kw = dict(KW, steps=5, save_every=1, sampler_lag=2, sampler_dtype="q8_0")
     full = train(GRPO, out=str(tmp_path / "full"), **kw)
-    real_save = loop.runs.save_run
-
-    def save_then_die(run, replace=True):
-        done = real_save(run, replace)
-        if len(run.metrics) == 3:
-            raise KeyboardInterrupt
-        return done
-    monkeypatch.setattr(loop.runs, "save_run", save_then_die)
-    with pytest.raises(KeyboardInterrupt):
-        train(GRPO, out=str(tmp_path / "cut"), **kw)
-    monkeypatch.setattr(loop.runs, "save_run", real_save)
+    assert isinstance(killed(lambda: train(GRPO, out=str(tmp_path / "cut"), **kw), after=3), KeyboardInterrupt)
     if drop_snapshots:  # the control: a resume that forgets the snapshots samples step 4 with the learner's weights
         real_set = samplers.Sampler.set_state
         monkeypatch.setattr(samplers.Sampler, "set_state", lambda self, s: real_set(self, {**s, "snapshots": []}))

@@ -25,7 +25,8 @@ from collections import defaultdict
 import pytest
 import torch
 
-from unified_rl import distributed, loop, verify, wiring
+from _killed import killed
+from unified_rl import distributed, loop, verify
 from unified_rl.data import PreferencePairs, teachers
 from unified_rl.lab import make_lab
 from unified_rl.methods import METHODS
@@ -457,20 +458,10 @@ def test_a_slip_in_the_sync_fails_the_replay(slip, monkeypatch):
     assert not torch.equal(flat(run.lab.ref), flat(ref))
 
 
-def test_a_resumed_tr_dpo_run_ends_bit_for_bit_where_an_uninterrupted_one_ends(tmp_path, monkeypatch):
+def test_a_resumed_tr_dpo_run_ends_bit_for_bit_where_an_uninterrupted_one_ends(tmp_path):
     kw = dict(SYNC, steps=5, save_every=1, ref_sync_steps=2)
     full = train(DPO, out=str(tmp_path / "full"), **kw)
-    real_save = loop.runs.save_run
-
-    def save_then_die(run, replace=True):
-        done = real_save(run, replace)
-        if len(run.metrics) == 3:
-            raise KeyboardInterrupt
-        return done
-    monkeypatch.setattr(loop.runs, "save_run", save_then_die)
-    with pytest.raises(KeyboardInterrupt):
-        train(DPO, out=str(tmp_path / "cut"), **kw)
-    monkeypatch.setattr(loop.runs, "save_run", real_save)
+    assert isinstance(killed(lambda: train(DPO, out=str(tmp_path / "cut"), **kw), after=3), KeyboardInterrupt)
     resumed = train(DPO, out=str(tmp_path / "cut"), resume=True, **kw)
     assert torch.equal(flat(resumed.policy), flat(full.policy))
     assert torch.equal(flat(resumed.lab.ref), flat(full.lab.ref))
