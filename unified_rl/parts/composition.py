@@ -176,15 +176,22 @@ def _check_choices(self):
             raise ValueError(f"unknown {f.name} {value!r}; choose one of {', '.join(map(str, f.metadata['choices']))}")
 
 
-def settings_class(name, composition, defaults=None):
-    """A frozen dataclass of the composition's settings, with the row's `defaults`; str choices checked."""
-    fields_ = settings_fields(composition)
+def make_settings(name, fields_, defaults, post_init, doc):
+    """A frozen dataclass named `name` of `fields_` ((name, type, field) triples) whose defaults the row's
+    `defaults` override (ValueError naming one that is no field), checked by `post_init` when made."""
     known = {n for n, _, _ in fields_}
     unknown = sorted(set(defaults or {}) - known)
     if unknown:
         raise ValueError(f"{name}: default(s) {unknown} are no setting of its parts; its settings: {sorted(known)}")
     fields_ = [(n, t, field(default=(defaults or {}).get(n, f.default), metadata=f.metadata)) for n, t, f in fields_]
-    cls = dataclasses.make_dataclass(name, fields_, frozen=True, namespace={"__post_init__": _check_choices})
-    cls.__doc__ = f"The settings of {composition.advantage} x {composition.policy}" + (
-        f" x {composition.kl} ({composition.kl_in})" if composition.kl else "") + ": each part's, and the aggregation."
+    cls = dataclasses.make_dataclass(name, fields_, frozen=True, namespace={"__post_init__": post_init})
+    cls.__doc__ = doc
     return cls
+
+
+def settings_class(name, composition, defaults=None):
+    """A frozen dataclass of the composition's settings, with the row's `defaults`; str choices checked."""
+    return make_settings(name, settings_fields(composition), defaults, _check_choices,
+                         f"The settings of {composition.advantage} x {composition.policy}" + (
+                             f" x {composition.kl} ({composition.kl_in})" if composition.kl else "")
+                         + ": each part's, and the aggregation.")

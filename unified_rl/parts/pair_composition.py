@@ -27,7 +27,7 @@ import torch
 
 from .. import _checks
 from ..paradigm import step_from_tensors
-from .composition import field_docs
+from .composition import field_docs, make_settings
 from .pair_view import PairView, stack_pairs
 from .registry import PAIR_LOSSES, PAIR_SCORES
 from .view import out
@@ -223,16 +223,8 @@ def pair_settings_fields(composition):
 
 def pair_settings_class(name, composition, defaults=None):
     """A frozen dataclass of the composition's settings with the row's `defaults`, checked when made."""
-    fields_ = pair_settings_fields(composition)
-    known = {n for n, _, _ in fields_}
-    unknown = sorted(set(defaults or {}) - known)
-    if unknown:
-        raise ValueError(f"{name}: default(s) {unknown} are no setting of its parts; its settings: {sorted(known)}")
-    fields_ = [(n, t, field(default=(defaults or {}).get(n, f.default), metadata=f.metadata)) for n, t, f in fields_]
-    cls = dataclasses.make_dataclass(name, fields_, frozen=True,
-                                     namespace={"__post_init__": lambda self: composition.check(self)})
-    cls.__doc__ = f"The settings of {composition.describe()}: each part's, named as the method names them."
-    return cls
+    return make_settings(name, pair_settings_fields(composition), defaults, lambda self: composition.check(self),
+                         f"The settings of {composition.describe()}: each part's, named as the method names them.")
 
 
 # ---------------------------------------------------------------- a composition on bare tensors
